@@ -1,0 +1,58 @@
+import type {Answer} from './classify.js';
+import type {Transport} from './transport.js';
+import type {ResponseInfo} from './types.js';
+import {anySignal} from './wait.js';
+
+function timeoutError(ms: number): Error {
+	const error = new Error(`The attempt timed out after ${ms} ms`);
+	error.name = 'TimeoutError';
+	return error;
+}
+
+function headersOf(response: Response): Record<string, string> {
+	const headers: Record<string, string> = {};
+	response.headers.forEach((value, name) => {
+		headers[name.toLowerCase()] = value;
+	});
+	return headers;
+}
+
+function parseBody(text: string, contentType: string | undefined): unknown {
+	if (text === '') return undefined;
+	if (contentType && /[/+]json\b/i.test(contentType)) {
+		try {
+			return JSON.parse(text) as unknown;
+		} catch {
+			return text;
+		}
+	}
+
+	return text;
+}
+
+/**
+ * One attempt: send, read the whole answer, all within `timeout` ms (a timer rather than
+ * `AbortSignal.timeout`, which Hermes lacks). Never throws: no answer is an `Answer` too.
+ */
+export async function attempt(
+	transport: Transport,
+	request: {url: string; method: string; headers: Record<string, string>; body?: string},
+	timeout: number,
+	signal?: AbortSignal,
+): Promise<Answer> {
+	const timer = new AbortController();
+	const {signal: linked, dispose} = anySignal([signal, timer.signal]);
+	const timeoutId = setTimeout(() => timer.abort(timeoutError(timeout)), timeout);
+	try {
+		const response = await transport(request.url, {...request, signal: linked});
+		const text = await response.text();
+		const info: ResponseInfo = {status: response.status, headers: headersOf(response)};
+		return {response: info, data: parseBody(text, info.headers['content-type'])};
+	} catch (error) {
+		const timedOut = timer.signal.aborted;
+		return {error: timedOut ? timer.signal.reason : error, timedOut};
+	} finally {
+		clearTimeout(timeoutId);
+		dispose();
+	}
+}

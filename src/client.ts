@@ -1,0 +1,201 @@
+import {createRetryBudget, type RetryBudget} from './budget.js';
+import {InvalidRequestError} from './errors/invalid-request-error.js';
+import {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
+import {Intent, type IntentContext} from './intent.js';
+import {checkKey, randomKey} from './key.js';
+import {normalizeOptions, type NormalizedOptions} from './options.js';
+import type {IntentRecord} from './record-schema.js';
+import {Records} from './records.js';
+import {prepareRequest} from './serialize.js';
+import {isResumable, isSettled} from './state.js';
+import {resolveStore} from './stores/resolve.js';
+import {createTransport, type Transport} from './transport.js';
+import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent} from './types.js';
+
+/** How many stored intents `resume()` sends at once. */
+const RESUME_CONCURRENCY = 4;
+const MAX_SCOPE_LENGTH = 200;
+
+function checkScope(scope: unknown): string {
+	if (typeof scope !== 'string' || scope === '' || scope.length > MAX_SCOPE_LENGTH) {
+		throw new InvalidRequestError(`Expected \`scope\` to be a string of 1 to ${MAX_SCOPE_LENGTH} characters, got ${JSON.stringify(scope)}`);
+	}
+
+	return scope;
+}
+
+class Client implements SendOnceClient, IntentContext {
+	readonly options: NormalizedOptions;
+	readonly records: Records;
+	readonly transport: Transport;
+	readonly budget: RetryBudget;
+	readonly #live = new Map<string, Intent>();
+	readonly #queues = new Map<string, Promise<unknown>>();
+	#store: Promise<IntentStore> | undefined;
+	#resuming: Promise<IntentResult[]> | undefined;
+
+	constructor(options: ClientOptions | undefined) {
+		this.options = normalizeOptions(options);
+		this.transport = createTransport(this.options.fetch);
+		this.budget = createRetryBudget(this.options.retry.budget);
+		this.records = new Records(async () => this.#openStore(), event => {
+			this.emit(event);
+		});
+	}
+
+	get durable(): Promise<boolean> {
+		return this.#openStore().then(store => store.durable ?? true, () => false);
+	}
+
+	emit(event: SendOnceEvent): void {
+		try {
+			this.options.onEvent?.(event);
+		} catch {
+			// A listener's bug must not break sending.
+		}
+	}
+
+	isCurrent(intent: Intent): boolean {
+		return this.#live.get(intent.scope) === intent;
+	}
+
+	forget(intent: Intent): void {
+		if (this.isCurrent(intent)) this.#live.delete(intent.scope);
+	}
+
+	async intent(scope: string, request: IntentRequest, {replace = false}: IntentOptions = {}): Promise<Intent> {
+		checkScope(scope);
+		const prepared = await prepareRequest(request, this.options);
+		return this.#serial(scope, async () => {
+			const existing = await this.#find(scope);
+			if (existing) {
+				if (existing.fingerprint === prepared.fingerprint && !replace) {
+					existing.adoptSessionHeaders(prepared.sessionHeaders);
+					return existing;
+				}
+
+				if (existing.attempts > 0 && !replace) throw new UnresolvedIntentError(existing);
+			}
+
+			const key = this.options.generateKey ? checkKey(this.options.generateKey()) : randomKey();
+			const now = Date.now();
+			const record: IntentRecord = {
+				v: 1,
+				key,
+				scope,
+				state: 'pending',
+				request: {url: prepared.url, method: prepared.method, headers: prepared.headers, ...(prepared.body === undefined ? {} : {body: prepared.body})},
+				fingerprint: prepared.fingerprint,
+				attempts: 0,
+				createdAt: now,
+				expiresAt: now + this.options.window,
+				updatedAt: now,
+			};
+			await this.records.write(record);
+			existing?.detach();
+			const intent = new Intent(this, record, prepared.sessionHeaders);
+			this.#live.set(scope, intent);
+			return intent;
+		});
+	}
+
+	async get(scope: string): Promise<Intent | undefined> {
+		checkScope(scope);
+		return this.#serial(scope, async () => this.#find(scope));
+	}
+
+	async list(): Promise<Intent[]> {
+		const intents: Intent[] = [];
+		for (const record of await this.records.all()) {
+			const intent = await this.#adopt(record);
+			if (intent) intents.push(intent);
+		}
+
+		return intents;
+	}
+
+	async resume(): Promise<IntentResult[]> {
+		this.#resuming ??= this.#resumeAll().finally(() => {
+			this.#resuming = undefined;
+		});
+		return this.#resuming;
+	}
+
+	async clear(): Promise<void> {
+		for (const intent of this.#live.values()) intent.detach();
+		this.#live.clear();
+		await this.records.clear();
+	}
+
+	async #resumeAll(): Promise<IntentResult[]> {
+		const queue = (await this.list()).filter(intent => isResumable(intent.state));
+		const results: IntentResult[] = [];
+		const worker = async () => {
+			for (let intent = queue.shift(); intent; intent = queue.shift()) {
+				results.push(await intent.send());
+			}
+		};
+
+		await Promise.all(Array.from({length: Math.min(RESUME_CONCURRENCY, queue.length)}, worker));
+		return results;
+	}
+
+	/** The live intent for `scope`, else the stored unsettled one. */
+	async #find(scope: string): Promise<Intent | undefined> {
+		const live = this.#live.get(scope);
+		if (live) return live;
+		const record = await this.records.read(scope);
+		return record && this.#adopt(record);
+	}
+
+	/** One Intent object per stored record; settled leftovers (a crash after the outcome) are removed. */
+	async #adopt(record: IntentRecord): Promise<Intent | undefined> {
+		const live = this.#live.get(record.scope);
+		if (live) return live;
+		if (isSettled(record.state)) {
+			await this.records.remove(record.scope);
+			return undefined;
+		}
+
+		const intent = new Intent(this, record);
+		this.#live.set(record.scope, intent);
+		return intent;
+	}
+
+	/** Runs `task` after every earlier task for `scope`: concurrent calls see each other's writes. */
+	async #serial<T>(scope: string, task: () => Promise<T>): Promise<T> {
+		const previous = this.#queues.get(scope) ?? Promise.resolve();
+		const run = previous.then(task, task);
+		const settled = run.catch(() => undefined);
+		this.#queues.set(scope, settled);
+		void settled.then(() => {
+			if (this.#queues.get(scope) === settled) this.#queues.delete(scope);
+		});
+		return run;
+	}
+
+	async #openStore(): Promise<IntentStore> {
+		this.#store ??= resolveStore(this.options.store, event => {
+			this.emit(event);
+		});
+		return this.#store;
+	}
+}
+
+/**
+ * Creates a client. Cheap and side-effect free: storage is opened on first use, so it is
+ * safe to call at module load and during server-side rendering.
+ *
+ * @example
+ * import {createClient} from 'sendonce';
+ *
+ * const client = createClient({
+ * 	headers: () => ({authorization: `Bearer ${session.token}`}),
+ * 	retry: {limit: 5},
+ * });
+ * const intent = await client.intent('contact-form', {url: '/api/contact', json: form});
+ * const result = await intent.send();
+ */
+export function createClient(options?: ClientOptions): SendOnceClient {
+	return new Client(options);
+}

@@ -1,0 +1,28 @@
+import {SendOnceError} from './send-once-error.js';
+
+/**
+ * No secure random source: neither `crypto.randomUUID` nor `crypto.getRandomValues` exists.
+ * sendonce never falls back to `Math.random`, whose keys can collide across devices. In React
+ * Native, import `react-native-get-random-values` before sendonce.
+ *
+ * @example
+ * import {KeyGenerationError} from 'sendonce';
+ *
+ * try {
+ * 	await client.intent('checkout', {url: '/api/pay', json: cart});
+ * } catch (error) {
+ * 	if (error instanceof KeyGenerationError) console.error(error.message);
+ * }
+ */
+export class KeyGenerationError extends SendOnceError {
+	override name = 'KeyGenerationError' as const;
+	declare readonly code: 'NO_SECURE_RANDOM';
+
+	constructor(message?: string) {
+		super(
+			'NO_SECURE_RANDOM',
+			message
+				?? 'No secure random source: neither crypto.randomUUID nor crypto.getRandomValues is available. In React Native, add `import \'react-native-get-random-values\'` before importing sendonce.',
+		);
+	}
+}

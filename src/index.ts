@@ -1,0 +1,28 @@
+export {createClient} from './client.js';
+export {Intent} from './intent.js';
+export {memoryStore} from './stores/memory.js';
+export {SendOnceError, isSendOnceError, type SendOnceErrorCode} from './errors/send-once-error.js';
+export {InvalidRequestError} from './errors/invalid-request-error.js';
+export {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
+export {StoreError, type StoreErrorCode} from './errors/store-error.js';
+export {KeyGenerationError} from './errors/key-generation-error.js';
+export type {
+	ClientOptions,
+	Classification,
+	FetchLike,
+	IntentMethod,
+	IntentOptions,
+	IntentRequest,
+	IntentResult,
+	IntentSnapshot,
+	IntentState,
+	IntentStore,
+	KyLike,
+	ResponseInfo,
+	RetryOptions,
+	SendOnceClient,
+	SendOnceEvent,
+	SendOptions,
+	StoreOption,
+	UnresolvedReason,
+} from './types.js';

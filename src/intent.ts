@@ -1,0 +1,341 @@
+import {attempt} from './attempt.js';
+import {backoffDelay} from './backoff.js';
+import {RETRY_COST, TIMEOUT_RETRY_COST, type RetryBudget} from './budget.js';
+import {classify, type Answer} from './classify.js';
+import {formatKey} from './key.js';
+import type {NormalizedOptions} from './options.js';
+import type {IntentRecord} from './record-schema.js';
+import type {Records} from './records.js';
+import {parseRetryAfter} from './retry-after.js';
+import {isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
+import type {Transport} from './transport.js';
+import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
+import {anySignal, isOffline, sleep, waitForOnline} from './wait.js';
+
+/** What an intent needs from its client. */
+export interface IntentContext {
+	readonly options: NormalizedOptions;
+	readonly records: Records;
+	readonly transport: Transport;
+	readonly budget: RetryBudget;
+	emit(event: SendOnceEvent): void;
+	/** Whether `intent` is still the client's intent for its scope (not replaced or discarded). */
+	isCurrent(intent: Intent): boolean;
+	/** The intent is settled or discarded: the client stops tracking it. */
+	forget(intent: Intent): void;
+}
+
+/**
+ * One user action, with its idempotency key. Get one from `client.intent()`; send it with
+ * `send()`, as often as you like: every attempt carries the same key and the same bytes.
+ *
+ * @example
+ * import {createClient} from 'sendonce';
+ *
+ * const client = createClient();
+ * const intent = await client.intent('contact-form', {url: '/api/contact', json: form});
+ * const unsubscribe = intent.subscribe(snapshot => render(snapshot.state));
+ * const result = await intent.send();
+ * if (result.status === 'unresolved') showMayHaveBeenSent();
+ */
+export class Intent {
+	readonly #ctx: IntentContext;
+	#record: IntentRecord;
+	#sessionHeaders: Record<string, string>;
+	#result: IntentResult | undefined;
+	#discarded = false;
+	#snapshot: IntentSnapshot;
+	readonly #listeners = new Set<(snapshot: IntentSnapshot) => void>();
+	readonly #detach = new AbortController();
+	#running: Promise<IntentResult> | undefined;
+
+	/** @internal Created by the client. */
+	constructor(ctx: IntentContext, record: IntentRecord, sessionHeaders: Record<string, string> = {}) {
+		this.#ctx = ctx;
+		this.#record = record;
+		this.#sessionHeaders = sessionHeaders;
+		this.#snapshot = this.#makeSnapshot();
+	}
+
+	/** The idempotency key, stable for the life of the intent. */
+	get key(): string {
+		return this.#record.key;
+	}
+
+	/** The scope chosen by the app, such as `'contact-form'` or `'checkout:order-42'`. */
+	get scope(): string {
+		return this.#record.scope;
+	}
+
+	get state(): IntentState {
+		return this.#record.state;
+	}
+
+	/** Attempts sent so far, all sessions together. */
+	get attempts(): number {
+		return this.#record.attempts;
+	}
+
+	/** Epoch milliseconds. */
+	get createdAt(): number {
+		return this.#record.createdAt;
+	}
+
+	/** Epoch milliseconds; after it the intent is never sent again. */
+	get expiresAt(): number {
+		return this.#record.expiresAt;
+	}
+
+	/** An attempt started and the server did not refuse it: the action may have happened. */
+	get mayHaveBeenSent(): boolean {
+		return mayHaveBeenSent(this.#record.state, this.#record.attempts);
+	}
+
+	/** The last result of `send()` in this page. */
+	get result(): IntentResult | undefined {
+		return this.#result;
+	}
+
+	/** The current immutable snapshot (the same object until something changes). */
+	get snapshot(): IntentSnapshot {
+		return this.#snapshot;
+	}
+
+	/** @internal The SHA-256 fingerprint of method, URL and body. */
+	get fingerprint(): string {
+		return this.#record.fingerprint;
+	}
+
+	/** @internal */
+	get discarded(): boolean {
+		return this.#discarded;
+	}
+
+	/**
+	 * Calls `listener` with a new snapshot whenever the intent changes.
+	 * @returns unsubscribe
+	 */
+	subscribe(listener: (snapshot: IntentSnapshot) => void): () => void {
+		this.#listeners.add(listener);
+		return () => {
+			this.#listeners.delete(listener);
+		};
+	}
+
+	/**
+	 * Sends the intent until it settles, runs out of retries, expires or is aborted.
+	 * Single-flight: a call while a send is running returns that run's promise. Rejects only
+	 * for a programming or environment error (a store that cannot be written); every network
+	 * outcome is a result.
+	 */
+	async send(options: SendOptions = {}): Promise<IntentResult> {
+		if (this.#discarded) throw new TypeError(`The intent ${this.key} was discarded; create a new one with client.intent()`);
+		if (isSettled(this.#record.state) && this.#result) return this.#result;
+		this.#running ??= this.#run(options.signal).finally(() => {
+			this.#running = undefined;
+		});
+		return this.#running;
+	}
+
+	/**
+	 * Forgets the intent locally, once the app has reconciled it: stops a running send and
+	 * deletes the stored record. The server is not told.
+	 */
+	async discard(): Promise<void> {
+		if (this.#discarded) return;
+		const current = this.#ctx.isCurrent(this);
+		this.#discarded = true;
+		this.#detach.abort();
+		this.#ctx.forget(this);
+		this.#publish();
+		if (current) await this.#ctx.records.remove(this.scope);
+	}
+
+	/** @internal The client replaced this intent: stop, and never write again. */
+	detach(): void {
+		this.#detach.abort();
+	}
+
+	/** @internal Headers given with a later, identical `client.intent()` call. */
+	adoptSessionHeaders(headers: Record<string, string>): void {
+		this.#sessionHeaders = headers;
+	}
+
+	async #run(userSignal: AbortSignal | undefined): Promise<IntentResult> {
+		const {options, budget, emit} = this.#ctx;
+		const {retry} = options;
+		const {signal, dispose} = anySignal([userSignal, this.#detach.signal]);
+		let made = 0;
+		let lastRetryCost: number | undefined;
+		let answer: Answer | undefined;
+		try {
+			for (;;) {
+				const stop = await this.#beforeAttempt(signal, answer);
+				if (stop) return stop;
+				if (isOffline()) {
+					emit({type: 'wait-online', key: this.key, scope: this.scope, attempt: this.attempts});
+					await waitForOnline(retry.maxDelay, signal).catch(() => undefined);
+					const stopped = await this.#beforeAttempt(signal, answer);
+					if (stopped) return stopped;
+				}
+
+				const headers = await this.#headers();
+				if (signal.aborted) return await this.#unresolve('aborted', answer);
+
+				// Write-ahead: the attempt is on record before a byte leaves.
+				await this.#commit({type: 'attempt', at: Date.now()});
+				if (signal.aborted) return await this.#unresolve('aborted', answer);
+				made++;
+				emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
+				const {url, method, body} = this.#record.request;
+				answer = await attempt(this.#ctx.transport, {url, method, headers, body}, options.timeout, signal);
+
+				const verdict = classify(answer, options.classify);
+				if (verdict.type === 'succeeded' && 'response' in answer) {
+					budget.refund(lastRetryCost);
+					return await this.#settle('succeeded', {
+						status: 'succeeded', key: this.key, response: answer.response, data: answer.data, replayed: verdict.replayed, attempts: this.attempts,
+					});
+				}
+
+				if (verdict.type === 'failed' && 'response' in answer) {
+					return await this.#settle('failed', {
+						status: 'failed', key: this.key, response: answer.response, data: answer.data, attempts: this.attempts,
+					});
+				}
+
+				if (verdict.type === 'replayed-error') return await this.#unresolve('replayed-error', answer);
+				if (signal.aborted) return await this.#unresolve('aborted', answer);
+				if (made >= retry.limit) return await this.#unresolve('exhausted', answer);
+
+				const retryAfter = 'response' in answer ? parseRetryAfter(answer.response.headers['retry-after']) : undefined;
+				if (retryAfter !== undefined && retryAfter > retry.maxRetryAfter) return await this.#unresolve('exhausted', answer);
+				const cost = 'error' in answer ? TIMEOUT_RETRY_COST : RETRY_COST;
+				if (!budget.take(cost)) return await this.#unresolve('budget', answer);
+				lastRetryCost = cost;
+
+				const delay = retryAfter ?? backoffDelay(made, retry);
+				emit({
+					type: 'retry',
+					key: this.key,
+					scope: this.scope,
+					attempt: this.attempts,
+					delay,
+					...('response' in answer ? {status: answer.response.status} : {error: answer.error}),
+				});
+				await sleep(delay, signal).catch(() => undefined);
+			}
+		} finally {
+			dispose();
+		}
+	}
+
+	/** Stops for an abort or an expired window; otherwise undefined: go ahead. */
+	async #beforeAttempt(signal: AbortSignal, answer: Answer | undefined): Promise<IntentResult | undefined> {
+		if (signal.aborted) return this.#unresolve('aborted', answer);
+		if (Date.now() >= this.expiresAt) return this.#expire();
+		return undefined;
+	}
+
+	async #headers(): Promise<Record<string, string>> {
+		const {headers, headerName, keyFormat} = this.#ctx.options;
+		const fromClient = typeof headers === 'function' ? await headers() : headers;
+		return {
+			...fromClient,
+			...this.#record.request.headers,
+			...this.#sessionHeaders,
+			[headerName]: formatKey(this.key, keyFormat),
+		};
+	}
+
+	async #commit(action: IntentAction): Promise<void> {
+		const next = reduce(this.#record, action);
+		if (this.#ctx.isCurrent(this)) await this.#ctx.records.write(next);
+		this.#record = next;
+		this.#publish();
+	}
+
+	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
+		return this.#finish({type: 'settle', state, at: Date.now()}, result);
+	}
+
+	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined): Promise<IntentResult> {
+		// Aborted before any attempt: nothing can have happened, the intent stays pending.
+		const action: IntentAction | undefined = this.#record.state === 'sending' ? {type: 'unresolve', reason, at: Date.now()} : undefined;
+		const state = action ? 'unresolved' : this.#record.state;
+		const result: IntentResult = {
+			status: 'unresolved',
+			key: this.key,
+			reason,
+			error: answer && 'error' in answer ? answer.error : undefined,
+			...(answer && 'response' in answer ? {response: answer.response} : {}),
+			attempts: this.attempts,
+			mayHaveBeenSent: mayHaveBeenSent(state, this.attempts),
+		};
+		return this.#finish(action, result);
+	}
+
+	async #expire(): Promise<IntentResult> {
+		const action: IntentAction | undefined = this.#record.state === 'expired' ? undefined : {type: 'expire', at: Date.now()};
+		return this.#finish(action, {
+			status: 'expired',
+			key: this.key,
+			attempts: this.attempts,
+			mayHaveBeenSent: mayHaveBeenSent('expired', this.attempts),
+		});
+	}
+
+	/**
+	 * Records the outcome, then reports it. A store that fails here is reported as a
+	 * `store-error` event rather than thrown: the outcome is known and must reach the app. The
+	 * stale `sending` record left behind is resent with the same key, which is safe.
+	 */
+	async #finish(action: IntentAction | undefined, result: IntentResult): Promise<IntentResult> {
+		const {records, emit} = this.#ctx;
+		const current = this.#ctx.isCurrent(this);
+		const next = action ? reduce(this.#record, action) : this.#record;
+		this.#record = next;
+		this.#result = result;
+		if (current && action) {
+			try {
+				await records.write(next);
+				if (isSettled(next.state)) await records.remove(this.scope);
+			} catch (error) {
+				emit({type: 'store-error', key: this.key, scope: this.scope, error});
+			}
+		}
+
+		if (isSettled(next.state)) this.#ctx.forget(this);
+		this.#publish();
+		emit({
+			type: 'settled',
+			key: this.key,
+			scope: this.scope,
+			attempt: this.attempts,
+			outcome: result.status,
+			...(result.status === 'unresolved' ? {reason: result.reason} : {}),
+			...('response' in result && result.response ? {status: result.response.status} : {}),
+		});
+		return result;
+	}
+
+	#makeSnapshot(): IntentSnapshot {
+		const record = this.#record;
+		return Object.freeze({
+			key: record.key,
+			scope: record.scope,
+			state: record.state,
+			attempts: record.attempts,
+			createdAt: record.createdAt,
+			expiresAt: record.expiresAt,
+			mayHaveBeenSent: mayHaveBeenSent(record.state, record.attempts),
+			result: this.#result,
+			discarded: this.#discarded,
+		});
+	}
+
+	#publish(): void {
+		this.#snapshot = this.#makeSnapshot();
+		for (const listener of this.#listeners) listener(this.#snapshot);
+	}
+}

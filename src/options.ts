@@ -1,0 +1,131 @@
+import type {ClientOptions, IntentStore, ResponseInfo, Classification, SendOnceEvent, StoreOption, FetchLike, KyLike} from './types.js';
+
+/** Options after normalisation: every default filled in, every value checked. */
+export interface NormalizedOptions {
+	store: StoreOption;
+	fetch: FetchLike | KyLike | undefined;
+	headerName: string;
+	keyFormat: 'raw' | 'sf-string';
+	headers: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+	persistHeaders: readonly string[];
+	retry: {limit: number; baseDelay: number; maxDelay: number; maxRetryAfter: number; budget: number | false};
+	timeout: number;
+	window: number;
+	classify: ((response: ResponseInfo, data: unknown) => Classification) | undefined;
+	onEvent: ((event: SendOnceEvent) => void) | undefined;
+	generateKey: (() => string) | undefined;
+}
+
+/** The defaults, in one place (SPEC.md "Options"). */
+export const DEFAULTS = {
+	store: 'auto',
+	headerName: 'Idempotency-Key',
+	keyFormat: 'raw',
+	persistHeaders: [],
+	retry: {limit: 5, baseDelay: 300, maxDelay: 20_000, maxRetryAfter: 60_000, budget: 500},
+	timeout: 15_000,
+	window: 86_400_000,
+} as const;
+
+const KNOWN = new Set([
+	'store', 'fetch', 'headerName', 'keyFormat', 'headers', 'persistHeaders', 'retry', 'timeout', 'window',
+	'classify', 'onEvent', 'generateKey',
+]);
+const RETRY_KNOWN = new Set(['limit', 'baseDelay', 'maxDelay', 'maxRetryAfter', 'budget']);
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+const STORE_NAMES = new Set(['auto', 'indexeddb', 'session', 'memory']);
+const TOKEN = /^[!#$%&'*+.^`|~\w-]+$/;
+
+function fail(name: string, expected: string, value: unknown): never {
+	const shown = typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value);
+	throw new TypeError(`Expected \`${name}\` to be ${expected}, got ${shown}`);
+}
+
+function integer(name: string, value: unknown, min: number): number {
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(name, `an integer ≥ ${min}`, value);
+	return value;
+}
+
+function optionalFunction<T>(name: string, value: unknown): T | undefined {
+	if (value !== undefined && typeof value !== 'function') fail(name, 'a function', value);
+	return value as T | undefined;
+}
+
+function isStore(value: unknown): value is IntentStore {
+	if (typeof value !== 'object' || value === null) return false;
+	const store = value as Record<string, unknown>;
+	return ['get', 'set', 'delete', 'list'].every(method => typeof store[method] === 'function');
+}
+
+function normalizeRetry(retry: ClientOptions['retry']): NormalizedOptions['retry'] {
+	const defaults = DEFAULTS.retry;
+	if (retry === undefined) return {...defaults};
+	if (typeof retry === 'number') return {...defaults, limit: integer('retry', retry, 1)};
+	if (typeof retry !== 'object' || retry === null) fail('retry', 'a number or an object', retry);
+	for (const name of Object.keys(retry)) {
+		if (!RETRY_KNOWN.has(name)) throw new TypeError(`Unknown option \`retry.${name}\`; expected one of ${[...RETRY_KNOWN].join(', ')}`);
+	}
+
+	const normalized = {
+		limit: integer('retry.limit', retry.limit ?? defaults.limit, 1),
+		baseDelay: integer('retry.baseDelay', retry.baseDelay ?? defaults.baseDelay, 0),
+		maxDelay: integer('retry.maxDelay', retry.maxDelay ?? defaults.maxDelay, 0),
+		maxRetryAfter: integer('retry.maxRetryAfter', retry.maxRetryAfter ?? defaults.maxRetryAfter, 0),
+		budget: retry.budget === false ? false as const : integer('retry.budget', retry.budget ?? defaults.budget, 1),
+	};
+	if (normalized.maxDelay < normalized.baseDelay) fail('retry.maxDelay', `at least \`retry.baseDelay\` (${normalized.baseDelay})`, normalized.maxDelay);
+	return normalized;
+}
+
+/** Fills in defaults and checks every value once, ky style. */
+export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions {
+	if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
+	for (const name of Object.keys(options)) {
+		if (!KNOWN.has(name)) throw new TypeError(`Unknown option \`${name}\`; expected one of ${[...KNOWN].join(', ')}`);
+	}
+
+	const store = options.store ?? DEFAULTS.store;
+	if (!(typeof store === 'string' && STORE_NAMES.has(store)) && !isStore(store)) {
+		fail('store', '\'auto\', \'indexeddb\', \'session\', \'memory\' or an object with get, set, delete and list', store);
+	}
+
+	const headerName = options.headerName ?? DEFAULTS.headerName;
+	if (typeof headerName !== 'string' || !TOKEN.test(headerName)) fail('headerName', 'an HTTP header name', headerName);
+
+	const keyFormat = options.keyFormat ?? DEFAULTS.keyFormat;
+	if (keyFormat !== 'raw' && keyFormat !== 'sf-string') fail('keyFormat', '\'raw\' or \'sf-string\'', keyFormat);
+
+	const headers = options.headers ?? {};
+	if (typeof headers !== 'function') {
+		if (typeof headers !== 'object' || headers === null) fail('headers', 'an object of strings or a function', headers);
+		for (const [name, value] of Object.entries(headers)) {
+			if (typeof value !== 'string') fail(`headers.${name}`, 'a string', value);
+		}
+	}
+
+	const persistHeaders = options.persistHeaders ?? DEFAULTS.persistHeaders;
+	if (!Array.isArray(persistHeaders) || !persistHeaders.every(name => typeof name === 'string' && TOKEN.test(name))) {
+		fail('persistHeaders', 'an array of header names', persistHeaders);
+	}
+
+	const secret = persistHeaders.find(name => SECRET_HEADERS.has(name.toLowerCase()));
+	if (secret) fail('persistHeaders', `free of secrets (\`${secret}\` must come from the \`headers\` option at send time)`, persistHeaders);
+
+	const fetchOption = options.fetch;
+	if (fetchOption !== undefined && typeof fetchOption !== 'function') fail('fetch', 'a fetch-compatible function or a ky instance', fetchOption);
+
+	return {
+		store,
+		fetch: fetchOption,
+		headerName,
+		keyFormat,
+		headers,
+		persistHeaders: persistHeaders.map(name => name.toLowerCase()),
+		retry: normalizeRetry(options.retry),
+		timeout: integer('timeout', options.timeout ?? DEFAULTS.timeout, 1),
+		window: integer('window', options.window ?? DEFAULTS.window, 1),
+		classify: optionalFunction('classify', options.classify),
+		onEvent: optionalFunction('onEvent', options.onEvent),
+		generateKey: optionalFunction('generateKey', options.generateKey),
+	};
+}

@@ -1,0 +1,37 @@
+import * as z from 'zod/mini';
+
+const timestamp = z.number().check(z.nonnegative());
+
+/**
+ * A stored intent, version 1. Plain data only: it must survive structured clone (IndexedDB)
+ * and JSON (sessionStorage, AsyncStorage). Every read is validated against this schema.
+ */
+export const intentRecordSchema = z.object({
+	v: z.literal(1),
+	key: z.string().check(z.minLength(1)),
+	scope: z.string().check(z.minLength(1)),
+	state: z.enum(['pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired']),
+	request: z.object({
+		url: z.string().check(z.minLength(1)),
+		method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
+		headers: z.record(z.string(), z.string()),
+		body: z.optional(z.string()),
+	}),
+	fingerprint: z.string().check(z.regex(/^[\da-f]{64}$/)),
+	attempts: z.int().check(z.nonnegative()),
+	createdAt: timestamp,
+	expiresAt: timestamp,
+	updatedAt: timestamp,
+	reason: z.optional(z.enum(['exhausted', 'aborted', 'replayed-error', 'budget'])),
+});
+
+/** A stored intent, version 1. */
+export type IntentRecord = z.infer<typeof intentRecordSchema>;
+
+/** Validates a value read from a store. */
+export function parseRecord(value: unknown): {record: IntentRecord} | {problem: string} {
+	const result = intentRecordSchema.safeParse(value);
+	if (result.success) return {record: result.data};
+	const issue = result.error.issues[0];
+	return {problem: issue ? `${issue.path.join('.') || 'record'}: ${issue.message}` : 'invalid record'};
+}

@@ -1,0 +1,138 @@
+import {InvalidRequestError} from './errors/invalid-request-error.js';
+import {fingerprint} from './fingerprint.js';
+import {utf8} from './sha256.js';
+import type {IntentMethod, IntentRequest} from './types.js';
+
+/** The largest body an intent may carry, in UTF-8 bytes: it is stored with the intent. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+const METHODS = new Set<string>(['POST', 'PUT', 'PATCH', 'DELETE']);
+const ALWAYS_PERSISTED = ['content-type', 'accept'];
+
+/** A request made ready for storage: every attempt sends exactly this. */
+export interface PreparedRequest {
+	url: string;
+	method: IntentMethod;
+	/** Headers that are stored with the intent. */
+	headers: Record<string, string>;
+	/** Headers given with the request that must not be stored: sent from this page only. */
+	sessionHeaders: Record<string, string>;
+	body?: string;
+	fingerprint: string;
+}
+
+function describe(value: unknown): string {
+	if (value === null) return 'null';
+	if (typeof value !== 'object') return typeof value;
+	return (value as object).constructor?.name ?? 'object';
+}
+
+/**
+ * JSON with object keys sorted, so that equal values give equal bytes. Refuses what
+ * `JSON.stringify` would silently change or drop: functions, symbols, BigInt, non-finite
+ * numbers, cycles, and objects that are neither plain nor arrays nor `toJSON`-able.
+ */
+export function canonicalJson(value: unknown, path = 'json', seen = new Set<object>()): string {
+	if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+	if (typeof value === 'number') {
+		if (!Number.isFinite(value)) throw new InvalidRequestError(`\`${path}\` is ${value}, which JSON cannot represent`);
+		return JSON.stringify(value);
+	}
+
+	if (typeof value !== 'object') throw new InvalidRequestError(`\`${path}\` is a ${typeof value}, which JSON cannot represent`);
+	if (seen.has(value)) throw new InvalidRequestError(`\`${path}\` refers back to itself (a cycle), which JSON cannot represent`);
+
+	const toJSON = (value as {toJSON?: unknown}).toJSON;
+	if (typeof toJSON === 'function') return canonicalJson(toJSON.call(value), path, seen);
+
+	seen.add(value);
+	try {
+		if (Array.isArray(value)) {
+			return `[${value.map((item, index) => (item === undefined ? 'null' : canonicalJson(item, `${path}[${index}]`, seen))).join(',')}]`;
+		}
+
+		const prototype = Object.getPrototypeOf(value) as unknown;
+		if (prototype !== Object.prototype && prototype !== null) {
+			throw new InvalidRequestError(`\`${path}\` is a ${describe(value)}; only plain objects, arrays and primitives can be sent as JSON`);
+		}
+
+		const members: string[] = [];
+		for (const name of Object.keys(value).sort()) {
+			const member = (value as Record<string, unknown>)[name];
+			if (member === undefined) continue;
+			members.push(`${JSON.stringify(name)}:${canonicalJson(member, `${path}.${name}`, seen)}`);
+		}
+
+		return `{${members.join(',')}}`;
+	} finally {
+		seen.delete(value);
+	}
+}
+
+function resolveUrl(url: unknown): string {
+	if (typeof url !== 'string' || url === '') throw new InvalidRequestError(`Expected \`url\` to be a non-empty string, got ${describe(url)}`);
+	const base = (globalThis as {location?: {href?: string}}).location?.href;
+	try {
+		return new URL(url, base).href;
+	} catch (error) {
+		throw new InvalidRequestError(`\`url\` "${url}" is not a valid URL${base ? '' : ' (relative URLs need a page location; pass an absolute URL)'}`, {cause: error});
+	}
+}
+
+function serialiseBody(request: IntentRequest): {body?: string; contentType?: string} {
+	if (request.json !== undefined && request.body !== undefined) {
+		throw new InvalidRequestError('Pass either `json` or `body`, not both');
+	}
+
+	if (request.json !== undefined) return {body: canonicalJson(request.json), contentType: 'application/json'};
+	const {body} = request;
+	if (body === undefined) return {};
+	if (typeof body === 'string') return {body, contentType: 'text/plain;charset=UTF-8'};
+	if (body instanceof URLSearchParams) {
+		return {body: body.toString(), contentType: 'application/x-www-form-urlencoded;charset=UTF-8'};
+	}
+
+	throw new InvalidRequestError(`\`body\` is a ${describe(body)}; an intent's body must be a string or URLSearchParams (or use \`json\`), so that every retry can send the same stored bytes. FormData, Blob and streams cannot be stored.`);
+}
+
+/** Validates and serialises `request` once; throws `InvalidRequestError` naming the field. */
+export async function prepareRequest(
+	request: IntentRequest,
+	options: {headerName: string; persistHeaders: readonly string[]},
+): Promise<PreparedRequest> {
+	if (typeof request !== 'object' || request === null) {
+		throw new InvalidRequestError(`Expected the request to be an object, got ${describe(request)}`);
+	}
+
+	const url = resolveUrl(request.url);
+	const method = (request.method ?? 'POST') as string;
+	if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) {
+		throw new InvalidRequestError(`\`method\` ${String(method)} cannot be an intent: use POST, PUT, PATCH or DELETE (GET and HEAD are safe to repeat without one)`);
+	}
+
+	const {body, contentType} = serialiseBody(request);
+	if (body !== undefined && utf8(body).length > MAX_BODY_BYTES) {
+		throw new InvalidRequestError(`\`body\` is larger than ${MAX_BODY_BYTES / 1024} KiB, the most an intent can store`);
+	}
+
+	const headers: Record<string, string> = {};
+	const sessionHeaders: Record<string, string> = {};
+	if (contentType) headers['content-type'] = contentType;
+	if (request.headers !== undefined && (typeof request.headers !== 'object' || request.headers === null)) {
+		throw new InvalidRequestError(`Expected \`headers\` to be an object of strings, got ${describe(request.headers)}`);
+	}
+
+	const persisted = new Set([...ALWAYS_PERSISTED, ...options.persistHeaders]);
+	for (const [name, value] of Object.entries(request.headers ?? {})) {
+		const lower = name.toLowerCase();
+		if (typeof value !== 'string') throw new InvalidRequestError(`Expected \`headers.${name}\` to be a string, got ${describe(value)}`);
+		if (lower === options.headerName.toLowerCase()) {
+			throw new InvalidRequestError(`\`headers.${name}\` is set by sendonce; do not pass your own key`);
+		}
+
+		(persisted.has(lower) ? headers : sessionHeaders)[lower] = value;
+	}
+
+	const upper = method.toUpperCase() as IntentMethod;
+	return {url, method: upper, headers, sessionHeaders, body, fingerprint: await fingerprint(upper, url, body)};
+}

@@ -1,0 +1,67 @@
+import type {IntentRecord} from './record-schema.js';
+import type {IntentState, UnresolvedReason} from './types.js';
+
+/*
+ * The life of an intent, in one place:
+ *
+ *   pending ──attempt──▶ sending ──2xx──────────▶ succeeded   (record deleted)
+ *      │                  │  ▲ ──4xx──────────▶ failed      (record deleted)
+ *      │                  │  └─ retry (same key)
+ *      │                  ├──out of retries──▶ unresolved ──send() again──▶ sending
+ *      └──past window──▶ expired ◀──past window──┘
+ *
+ * An abort before the first attempt leaves an intent `pending`; after it, `unresolved`.
+ */
+const MOVES: Record<IntentState, readonly IntentState[]> = {
+	pending: ['sending', 'expired'],
+	sending: ['sending', 'succeeded', 'failed', 'unresolved', 'expired'],
+	unresolved: ['sending', 'expired'],
+	succeeded: [],
+	failed: [],
+	expired: [],
+};
+
+/** Whether an intent may move from `from` to `to`. */
+export function canMove(from: IntentState, to: IntentState): boolean {
+	return MOVES[from].includes(to);
+}
+
+/** Succeeded and failed intents are done: the server answered definitively. */
+export function isSettled(state: IntentState): boolean {
+	return state === 'succeeded' || state === 'failed';
+}
+
+/** `resume()` sends these: they were interrupted before an outcome. */
+export function isResumable(state: IntentState): boolean {
+	return state === 'pending' || state === 'sending';
+}
+
+/** May the action have happened? Once an attempt started, unless the server refused it. */
+export function mayHaveBeenSent(state: IntentState, attempts: number): boolean {
+	return attempts > 0 && state !== 'failed';
+}
+
+/** Everything that can happen to a stored intent. */
+export type IntentAction =
+	| {type: 'attempt'; at: number}
+	| {type: 'settle'; state: 'succeeded' | 'failed'; at: number}
+	| {type: 'unresolve'; reason: UnresolvedReason; at: number}
+	| {type: 'expire'; at: number};
+
+/** The one place an intent's record changes. */
+export function reduce(record: IntentRecord, action: IntentAction): IntentRecord {
+	const to: IntentState = action.type === 'attempt'
+		? 'sending'
+		: action.type === 'settle'
+			? action.state
+			: action.type === 'unresolve' ? 'unresolved' : 'expired';
+	if (!canMove(record.state, to)) {
+		throw new Error(`sendonce: an intent cannot move from ${record.state} to ${to}`);
+	}
+
+	const next: IntentRecord = {...record, state: to, updatedAt: action.at};
+	delete next.reason;
+	if (action.type === 'attempt') next.attempts = record.attempts + 1;
+	if (action.type === 'unresolve') next.reason = action.reason;
+	return next;
+}

@@ -1,0 +1,20 @@
+import {StoreError} from './errors/store-error.js';
+
+function isQuota(error: unknown): boolean {
+	if (typeof error !== 'object' || error === null) return false;
+	const {name, code, message} = error as {name?: unknown; code?: unknown; message?: unknown};
+	return name === 'QuotaExceededError'
+		|| name === 'NS_ERROR_DOM_QUOTA_REACHED'
+		|| code === 22
+		|| code === 1014
+		|| (typeof message === 'string' && /quota|SQLITE_FULL|disk is full|database or disk is full/i.test(message));
+}
+
+/** Any failure of a store, as a `StoreError`: quota problems as `STORE_QUOTA`. */
+export function toStoreError(error: unknown, doing: string): StoreError {
+	if (error instanceof StoreError) return error;
+	const detail = error instanceof Error ? error.message : String(error);
+	return isQuota(error)
+		? new StoreError('STORE_QUOTA', `The store is full; could not ${doing}: ${detail}`, {cause: error})
+		: new StoreError('STORE_UNAVAILABLE', `The store failed to ${doing}: ${detail}`, {cause: error});
+}

@@ -1,0 +1,311 @@
+import type {Intent} from './intent.js';
+
+/** The methods an intent may use. GET and HEAD are safe to repeat and need no intent. */
+export type IntentMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * One user action as an HTTP request. The body is serialised once, when the intent is
+ * created; every attempt sends those exact bytes.
+ *
+ * @example
+ * import {createClient} from 'sendonce';
+ *
+ * const client = createClient();
+ * const intent = await client.intent('contact-form', {
+ * 	url: '/api/contact',
+ * 	json: {name: 'Ada', message: 'Hello'},
+ * });
+ */
+export interface IntentRequest {
+	/** Absolute URL, or a path resolved against the page's location. */
+	url: string;
+	/**
+	 * @default 'POST'
+	 */
+	method?: IntentMethod;
+	/** A JSON value, serialised with sorted object keys. Mutually exclusive with `body`. */
+	json?: unknown;
+	/** A text or form-encoded body. Mutually exclusive with `json`. */
+	body?: string | URLSearchParams;
+	/**
+	 * Request headers. Only `content-type`, `accept` and the client's `persistHeaders` are
+	 * stored; the others are sent only from the page that created the intent. Put secrets in
+	 * the client's `headers` option instead, which supplies them at every attempt.
+	 */
+	headers?: Record<string, string>;
+}
+
+/** Where an intent is in its life. See `src/state.ts` for the transitions. */
+export type IntentState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'unresolved' | 'expired';
+
+/** Why an intent stopped without a known outcome. */
+export type UnresolvedReason = 'exhausted' | 'aborted' | 'replayed-error' | 'budget';
+
+/** The parts of an HTTP response that are safe to keep: a plain object. */
+export interface ResponseInfo {
+	status: number;
+	/** Lower-cased header names. */
+	headers: Record<string, string>;
+}
+
+/** The outcome of `intent.send()`. Every network outcome is a result, never a rejection. */
+export type IntentResult =
+	| {
+		status: 'succeeded';
+		key: string;
+		response: ResponseInfo;
+		/** The parsed JSON body, or text, or `undefined` for an empty body. */
+		data: unknown;
+		/** The server answered with its stored response (`Idempotent-Replayed: true`). */
+		replayed: boolean;
+		attempts: number;
+	}
+	| {
+		/** A definitive 4xx: the server refused, nothing happened. */
+		status: 'failed';
+		key: string;
+		response: ResponseInfo;
+		data: unknown;
+		attempts: number;
+	}
+	| {
+		status: 'unresolved';
+		key: string;
+		reason: UnresolvedReason;
+		/** The last network error or timeout, when the last attempt ended with one. */
+		error: unknown;
+		/** The last answer, when the last attempt got one. */
+		response?: ResponseInfo;
+		attempts: number;
+		mayHaveBeenSent: boolean;
+	}
+	| {
+		/** Past the intent's window: never sent again. Reconcile, then `discard()`. */
+		status: 'expired';
+		key: string;
+		attempts: number;
+		mayHaveBeenSent: boolean;
+	};
+
+/** An immutable picture of an intent, handed to `subscribe` listeners. */
+export interface IntentSnapshot {
+	readonly key: string;
+	readonly scope: string;
+	readonly state: IntentState;
+	/** Attempts sent so far, all sessions together. */
+	readonly attempts: number;
+	readonly createdAt: number;
+	readonly expiresAt: number;
+	/** An attempt started and the server did not refuse it: the action may have happened. */
+	readonly mayHaveBeenSent: boolean;
+	/** The last result of `send()` in this page, if any. */
+	readonly result: IntentResult | undefined;
+	/** `discard()` was called: the intent is forgotten and cannot be sent. */
+	readonly discarded: boolean;
+}
+
+/** What `onEvent` receives. Keys appear in events; request bodies never do. */
+export type SendOnceEvent =
+	| {type: 'attempt'; key: string; scope: string; attempt: number}
+	| {
+		type: 'retry';
+		key: string;
+		scope: string;
+		/** The attempt that just ended. */
+		attempt: number;
+		/** Milliseconds until the next attempt. */
+		delay: number;
+		status?: number;
+		error?: unknown;
+	}
+	| {type: 'wait-online'; key: string; scope: string; attempt: number}
+	| {
+		type: 'settled';
+		key: string;
+		scope: string;
+		attempt: number;
+		outcome: IntentResult['status'];
+		reason?: UnresolvedReason;
+		status?: number;
+	}
+	| {
+		type: 'store-degraded';
+		/** The store that was chosen instead of IndexedDB. */
+		store: 'session' | 'memory';
+		/** Why the better stores could not be used. */
+		error: unknown;
+	}
+	| {type: 'store-error'; key?: string; scope?: string; error: unknown};
+
+/** The answer a `classify` hook may give; `undefined` falls through to the built-in chain. */
+export type Classification = 'success' | 'retry' | 'fail' | undefined;
+
+/** Retry settings. */
+export interface RetryOptions {
+	/**
+	 * Attempts per `send()` call, the first included.
+	 * @default 5
+	 */
+	limit?: number;
+	/**
+	 * Milliseconds; the backoff cap before attempt n+1 is `baseDelay · 2^n`.
+	 * @default 300
+	 */
+	baseDelay?: number;
+	/**
+	 * Largest backoff in milliseconds; also how long an offline wait lasts at most.
+	 * @default 20_000
+	 */
+	maxDelay?: number;
+	/**
+	 * Largest `Retry-After` honoured, in milliseconds; a longer one stops the send as
+	 * `unresolved`.
+	 * @default 60_000
+	 */
+	maxRetryAfter?: number;
+	/**
+	 * Tokens in the client-wide retry budget (AWS SDK standard mode), or `false` for none.
+	 * @default 500
+	 */
+	budget?: number | false;
+}
+
+/** Anything that can stand behind a ky instance: we only check the shape. */
+export interface KyLike {
+	(input: string, options?: Record<string, unknown>): Promise<Response>;
+	extend(options: Record<string, unknown>): KyLike;
+	create(options: Record<string, unknown>): KyLike;
+}
+
+/** A fetch-compatible function. */
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+/** Where intents are stored. See {@link IntentStore} for a custom one. */
+export type StoreOption = 'auto' | 'indexeddb' | 'session' | 'memory' | IntentStore;
+
+/**
+ * A key-value store of plain records. Every method may reject; a rejection whose `name` is
+ * `QuotaExceededError` is reported as `StoreError` with code `STORE_QUOTA`.
+ *
+ * @example
+ * import {createClient, type IntentStore} from 'sendonce';
+ *
+ * const map = new Map<string, unknown>();
+ * const store: IntentStore = {
+ * 	async get(id) { return map.get(id); },
+ * 	async set(id, value) { map.set(id, structuredClone(value)); },
+ * 	async delete(id) { map.delete(id); },
+ * 	async list() { return [...map]; },
+ * };
+ * const client = createClient({store});
+ */
+export interface IntentStore {
+	get(id: string): Promise<unknown>;
+	set(id: string, value: unknown): Promise<void>;
+	delete(id: string): Promise<void>;
+	/** Every `[id, value]` pair in the store. */
+	list(): Promise<Array<[string, unknown]>>;
+	/** Empty the store; when missing, `client.clear()` deletes what `list()` returns. */
+	clear?(): Promise<void>;
+	/** Whether the store survives a reload. Custom stores are assumed durable. */
+	readonly durable?: boolean;
+}
+
+/** Options for {@link createClient}. Validated once; a bad value throws a `TypeError`. */
+export interface ClientOptions {
+	/**
+	 * Where intents are kept. `'auto'` tries IndexedDB, then sessionStorage, then memory.
+	 * @default 'auto'
+	 */
+	store?: StoreOption;
+	/**
+	 * The transport: any fetch-compatible function, or a ky instance (its own retry and
+	 * timeout are switched off for sendonce's calls).
+	 * @default ky with `globalThis.fetch`
+	 */
+	fetch?: FetchLike | KyLike;
+	/**
+	 * @default 'Idempotency-Key'
+	 */
+	headerName?: string;
+	/**
+	 * `'sf-string'` sends the key as an RFC 8941 quoted string, as the IETF draft asks.
+	 * @default 'raw'
+	 */
+	keyFormat?: 'raw' | 'sf-string';
+	/**
+	 * Headers sent with every attempt and never stored: put `Authorization` here. A function
+	 * is called before each attempt, so a refreshed token is used.
+	 * @default {}
+	 */
+	headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+	/**
+	 * Request header names (besides `content-type` and `accept`) that are stored with the
+	 * intent and so re-sent after a reload. Never a secret.
+	 * @default []
+	 */
+	persistHeaders?: string[];
+	/**
+	 * A number is shorthand for `{limit}`.
+	 * @default {limit: 5, baseDelay: 300, maxDelay: 20_000, maxRetryAfter: 60_000, budget: 500}
+	 */
+	retry?: number | RetryOptions;
+	/**
+	 * Milliseconds per attempt, reading the body included.
+	 * @default 15_000
+	 */
+	timeout?: number;
+	/**
+	 * Milliseconds from creation during which an intent may be sent; after it, `expired`.
+	 * Keep it within your server's key retention.
+	 * @default 86_400_000 (24 h)
+	 */
+	window?: number;
+	/**
+	 * Decide an answer yourself, before the built-in chain; return `undefined` to fall through.
+	 * @default undefined
+	 */
+	classify?: (response: ResponseInfo, data: unknown) => Classification;
+	/**
+	 * Receives every {@link SendOnceEvent}. Errors it throws are swallowed.
+	 * @default undefined
+	 */
+	onEvent?: (event: SendOnceEvent) => void;
+	/**
+	 * Makes a new idempotency key: a non-empty string of visible ASCII.
+	 * @default crypto.randomUUID, else a v4 UUID from crypto.getRandomValues
+	 */
+	generateKey?: () => string;
+}
+
+/** Options for `client.intent()`. */
+export interface IntentOptions {
+	/**
+	 * Start a new intent with a new key even when the stored one for this scope may have been
+	 * sent. Only on the user's explicit choice ("send as a new message").
+	 * @default false
+	 */
+	replace?: boolean;
+}
+
+/** Options for `intent.send()`. */
+export interface SendOptions {
+	/** Aborts the wait or the attempt; the intent stays stored. */
+	signal?: AbortSignal;
+}
+
+/** The sendonce client. */
+export interface SendOnceClient {
+	/** Find or create the intent for `scope` (see the scope table in the README). */
+	intent(scope: string, request: IntentRequest, options?: IntentOptions): Promise<Intent>;
+	/** The stored, unsettled intent for `scope`. */
+	get(scope: string): Promise<Intent | undefined>;
+	/** Every stored, unsettled intent. */
+	list(): Promise<Intent[]>;
+	/** Send every stored `pending` or `sending` intent that is inside its window. */
+	resume(): Promise<IntentResult[]>;
+	/** Forget every intent (sign-out). */
+	clear(): Promise<void>;
+	/** Whether the chosen store survives a reload. */
+	readonly durable: Promise<boolean>;
+}

@@ -1,0 +1,82 @@
+/** An `AbortError`, made the same way in every runtime. */
+export function abortError(signal?: AbortSignal): unknown {
+	if (signal?.reason !== undefined) return signal.reason;
+	const error = new Error('The operation was aborted');
+	error.name = 'AbortError';
+	return error;
+}
+
+/**
+ * A signal that aborts when any of `signals` does. `AbortSignal.any` where it exists would
+ * do, but Hermes and Safari before 17.4 lack it.
+ */
+export function anySignal(signals: Array<AbortSignal | undefined>): {signal: AbortSignal; dispose(): void} {
+	const controller = new AbortController();
+	const listeners: Array<() => void> = [];
+	for (const signal of signals) {
+		if (!signal) continue;
+		if (signal.aborted) {
+			controller.abort(signal.reason);
+			break;
+		}
+
+		const onAbort = () => controller.abort(signal.reason);
+		signal.addEventListener('abort', onAbort, {once: true});
+		listeners.push(() => signal.removeEventListener('abort', onAbort));
+	}
+
+	return {
+		signal: controller.signal,
+		dispose() {
+			for (const remove of listeners) remove();
+		},
+	};
+}
+
+/** Resolves after `ms`, or rejects with the abort reason when `signal` aborts first. */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve, reject) => {
+		if (signal?.aborted) {
+			reject(abortError(signal));
+			return;
+		}
+
+		const onAbort = () => {
+			clearTimeout(timer);
+			reject(abortError(signal));
+		};
+
+		const timer = setTimeout(() => {
+			signal?.removeEventListener('abort', onAbort);
+			resolve();
+		}, ms);
+		signal?.addEventListener('abort', onAbort, {once: true});
+	});
+}
+
+/** Whether the runtime says it is offline. Only a hint: `navigator.onLine` can be wrong. */
+export function isOffline(): boolean {
+	const navigator = (globalThis as {navigator?: {onLine?: boolean}}).navigator;
+	return navigator?.onLine === false;
+}
+
+/**
+ * Resolves on the `online` event, or after `maxWait` anyway (the flag can be wrong), or
+ * rejects when `signal` aborts.
+ */
+export async function waitForOnline(maxWait: number, signal?: AbortSignal): Promise<void> {
+	const target = globalThis as unknown as Partial<EventTarget>;
+	if (typeof target.addEventListener !== 'function') return sleep(maxWait, signal);
+
+	const done = new AbortController();
+	const {signal: linked, dispose} = anySignal([signal, done.signal]);
+	try {
+		await new Promise<void>((resolve, reject) => {
+			target.addEventListener!('online', () => resolve(), {once: true, signal: linked});
+			sleep(maxWait, linked).then(resolve, reject);
+		});
+	} finally {
+		done.abort();
+		dispose();
+	}
+}
