@@ -38,22 +38,20 @@ class Client implements SendOnceClient, IntentContext {
 		this.options = normalizeOptions(options);
 		this.transport = createTransport(this.options.fetch);
 		this.budget = createRetryBudget(this.options.retry.budget);
-		this.records = new Records(async () => this.#openStore(), event => {
-			this.emit(event);
-		});
+		this.records = new Records(async () => this.#openStore(), this.emit);
 	}
 
 	get durable(): Promise<boolean> {
 		return this.#openStore().then(store => store.durable ?? true, () => false);
 	}
 
-	emit(event: SendOnceEvent): void {
+	readonly emit = (event: SendOnceEvent): void => {
 		try {
 			this.options.onEvent?.(event);
 		} catch {
 			// A listener's bug must not break sending.
 		}
-	}
+	};
 
 	isCurrent(intent: Intent): boolean {
 		return this.#live.get(intent.scope) === intent;
@@ -175,9 +173,7 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async #openStore(): Promise<IntentStore> {
-		this.#store ??= resolveStore(this.options.store, event => {
-			this.emit(event);
-		});
+		this.#store ??= resolveStore(this.options.store, this.emit);
 		return this.#store;
 	}
 }

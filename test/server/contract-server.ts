@@ -49,6 +49,11 @@ export interface ContractServerOptions {
 	work?: (body: unknown) => StoredAnswer | undefined;
 	/** Decides a fault per request, after the queued ones run out. */
 	faultFor?: (request: {key: string | undefined; path: string; index: number}) => Fault | undefined;
+	/**
+	 * Serves anything besides the idempotent API (pages, scripts, a control panel) from the
+	 * same origin: return true when it answered the request.
+	 */
+	serve?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
 	/** Called when a request arrives, before anything is done with it (to inspect the client). */
 	onArrival?: (request: {key: string | undefined; body: string}) => void | Promise<void>;
 }
@@ -66,6 +71,8 @@ export class ContractServer {
 	/** Effects performed, per order. */
 	readonly effects = new Map<string, number>();
 	readonly faults: Fault[] = [];
+	/** Work started and not yet finished (a client may have given up on it). */
+	inFlight = 0;
 	readonly #keys = new Map<string, KeyEntry>();
 	readonly #options: ContractServerOptions;
 	readonly #server: Server;
@@ -120,6 +127,7 @@ export class ContractServer {
 	}
 
 	async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+		if (await this.#options.serve?.(request, response)) return;
 		const chunks: Buffer[] = [];
 		for await (const chunk of request) chunks.push(chunk as Buffer);
 		const body = Buffer.concat(chunks).toString('utf8');
@@ -181,8 +189,10 @@ export class ContractServer {
 		}
 
 		const workMs = fault?.type === 'slow' ? fault.ms ?? 300 : this.#options.workMs ?? 0;
+		this.inFlight++;
 		if (workMs > 0) await new Promise(resolve => setTimeout(resolve, workMs));
 		const stored = this.#work(body);
+		this.inFlight--;
 		if (key !== undefined) {
 			if (stored.status >= 500) this.#keys.delete(key);
 			else this.#keys.set(key, {fingerprint, answer: stored});

@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import {afterAll, beforeAll, expect, test} from 'vitest';
+import {createClient} from '../../src/index.js';
+import {startContractServer, type ContractServer, type Fault} from '../server/contract-server.js';
+
+let server: ContractServer;
+beforeAll(async () => {
+	server = await startContractServer();
+});
+afterAll(async () => server.close());
+
+const fault: fc.Arbitrary<Fault | undefined> = fc.oneof(
+	fc.constant(undefined),
+	fc.constant({type: 'lose-reply'} as const),
+	fc.record({type: fc.constant('error-after' as const), status: fc.constantFrom(500, 502, 504)}),
+	fc.record({type: fc.constant('error-before' as const), status: fc.constantFrom(500, 503)}),
+	fc.constant({type: 'drop-before'} as const),
+	fc.record({type: fc.constant('slow' as const), ms: fc.integer({min: 20, max: 80})}),
+	fc.constant({type: 'rate-limit', seconds: 0} as const),
+);
+
+test('under any sequence of faults, a succeeded intent has exactly one effect and no intent has two', async () => {
+	await fc.assert(
+		fc.asyncProperty(
+			fc.array(fault, {maxLength: 12}),
+			fc.integer({min: 1, max: 4}),
+			fc.integer({min: 1, max: 6}),
+			async (faults, intents, limit) => {
+				server.reset();
+				server.faults.push(...faults.map(item => item ?? {type: 'slow', ms: 0} as const));
+				const client = createClient({store: 'memory', timeout: 40, retry: {limit, baseDelay: 1, maxDelay: 10, budget: false}});
+				const results = await Promise.all(Array.from({length: intents}, async (_, index) => {
+					const intent = await client.intent(`order-${index}`, {url: `${server.url}/orders`, json: {order: `o-${index}`}});
+					return intent.send();
+				}));
+
+				// Work the client gave up on may still be running: count once it is done.
+				await expect.poll(() => server.inFlight).toBe(0);
+				for (const [index, result] of results.entries()) {
+					const effects = server.effects.get(`o-${index}`) ?? 0;
+					expect(effects).toBeLessThanOrEqual(1);
+					if (result.status === 'succeeded') expect(effects).toBe(1);
+					expect(result.status === 'succeeded' || result.status === 'unresolved').toBe(true);
+				}
+			},
+		),
+		{numRuns: 60},
+	);
+});

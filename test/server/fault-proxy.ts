@@ -1,0 +1,72 @@
+import {createServer, request as httpRequest, type Server} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import type {Fault} from './contract-server.js';
+
+/**
+ * A fault-injecting HTTP proxy, to put in front of a server we did not write: it forwards
+ * each request upstream and then, per the next queued fault, loses the reply (drops the
+ * client's connection after the upstream answered), swaps the answer for a 5xx after the
+ * work, or answers a 5xx / drops without forwarding.
+ */
+export class FaultProxy {
+	readonly faults: Fault[] = [];
+	readonly #upstream: string;
+	readonly #server: Server;
+	#url = '';
+
+	constructor(upstream: string) {
+		this.#upstream = upstream;
+		this.#server = createServer((incoming, outgoing) => {
+			const fault = this.faults.shift();
+			if (fault?.type === 'error-before') {
+				outgoing.writeHead(fault.status ?? 503).end();
+				return;
+			}
+
+			if (fault?.type === 'drop-before') {
+				incoming.socket.destroy();
+				return;
+			}
+
+			const target = new URL(incoming.url ?? '/', this.#upstream);
+			const forward = httpRequest(target, {method: incoming.method, headers: incoming.headers}, answer => {
+				const chunks: Buffer[] = [];
+				answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+				answer.on('end', () => {
+					if (fault?.type === 'lose-reply') {
+						incoming.socket.destroy();
+						return;
+					}
+
+					if (fault?.type === 'error-after') {
+						outgoing.writeHead(fault.status ?? 502).end();
+						return;
+					}
+
+					outgoing.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(chunks));
+				});
+			});
+			forward.on('error', () => incoming.socket.destroy());
+			incoming.pipe(forward);
+		});
+	}
+
+	get url(): string {
+		return this.#url;
+	}
+
+	async listen(): Promise<this> {
+		await new Promise<void>(resolve => {
+			this.#server.listen(0, '127.0.0.1', resolve);
+		});
+		this.#url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+		return this;
+	}
+
+	async close(): Promise<void> {
+		this.#server.closeAllConnections();
+		await new Promise<void>(resolve => {
+			this.#server.close(() => resolve());
+		});
+	}
+}
