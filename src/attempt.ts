@@ -44,8 +44,13 @@ export async function attempt(
 	const {signal: linked, dispose} = anySignal([signal, timer.signal]);
 	const timeoutId = setTimeout(() => timer.abort(timeoutError(timeout)), timeout);
 	try {
+		// Some transports (msw, polyfills) do not end a body read on abort: race the timer too.
+		const stopped = new Promise<never>((_, reject) => {
+			linked.addEventListener('abort', () => reject(linked.reason), {once: true});
+		});
+		stopped.catch(() => undefined);
 		const response = await transport(request.url, {...request, signal: linked});
-		const text = await response.text();
+		const text = await Promise.race([response.text(), stopped]);
 		const info: ResponseInfo = {status: response.status, headers: headersOf(response)};
 		return {response: info, data: parseBody(text, info.headers['content-type'])};
 	} catch (error) {

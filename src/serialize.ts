@@ -32,7 +32,7 @@ function describe(value: unknown): string {
  * `JSON.stringify` would silently change or drop: functions, symbols, BigInt, non-finite
  * numbers, cycles, and objects that are neither plain nor arrays nor `toJSON`-able.
  */
-export function canonicalJson(value: unknown, path = 'json', seen = new Set<object>()): string {
+export function canonicalJson(value: unknown, path = 'json', seen = new Set<object>(), calledToJson = false): string {
 	if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
 	if (typeof value === 'number') {
 		if (!Number.isFinite(value)) throw new InvalidRequestError(`\`${path}\` is ${value}, which JSON cannot represent`);
@@ -42,8 +42,9 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 	if (typeof value !== 'object') throw new InvalidRequestError(`\`${path}\` is a ${typeof value}, which JSON cannot represent`);
 	if (seen.has(value)) throw new InvalidRequestError(`\`${path}\` refers back to itself (a cycle), which JSON cannot represent`);
 
+	// Like JSON.stringify, call `toJSON` once per value, not again on what it returned.
 	const toJSON = (value as {toJSON?: unknown}).toJSON;
-	if (typeof toJSON === 'function') return canonicalJson(toJSON.call(value), path, seen);
+	if (typeof toJSON === 'function' && !calledToJson) return canonicalJson(toJSON.call(value), path, seen, true);
 
 	seen.add(value);
 	try {
@@ -59,7 +60,8 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 		const members: string[] = [];
 		for (const name of Object.keys(value).sort()) {
 			const member = (value as Record<string, unknown>)[name];
-			if (member === undefined) continue;
+			// The serialisation hook itself is not data.
+			if (member === undefined || (name === 'toJSON' && typeof member === 'function')) continue;
 			members.push(`${JSON.stringify(name)}:${canonicalJson(member, `${path}.${name}`, seen)}`);
 		}
 

@@ -32,7 +32,9 @@ export function utf8(text: string): Uint8Array {
 	if (typeof TextEncoder === 'function') return new TextEncoder().encode(text);
 	const bytes: number[] = [];
 	for (const char of text) {
-		const c = char.codePointAt(0)!;
+		const point = char.codePointAt(0)!;
+		// A lone surrogate cannot be encoded: U+FFFD, as TextEncoder writes it.
+		const c = point >= 0xd8_00 && point <= 0xdf_ff ? 0xff_fd : point;
 		if (c < 0x80) bytes.push(c);
 		else if (c < 0x8_00) bytes.push(0xc0 | (c >> 6), 0x80 | (c & 63));
 		else if (c < 0x1_00_00) bytes.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));

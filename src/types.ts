@@ -177,8 +177,8 @@ export interface KyLike {
 	create(options: Record<string, unknown>): KyLike;
 }
 
-/** A fetch-compatible function. */
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+/** A fetch-compatible function. It is called as ky calls fetch: with a `Request`. */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
 /** Where intents are stored. See {@link IntentStore} for a custom one. */
 export type StoreOption = 'auto' | 'indexeddb' | 'session' | 'memory' | IntentStore;
@@ -205,6 +205,12 @@ export interface IntentStore {
 	delete(id: string): Promise<void>;
 	/** Every `[id, value]` pair in the store. */
 	list(): Promise<Array<[string, unknown]>>;
+	/**
+	 * Replace a value atomically with `updater(old)` (one IndexedDB readwrite transaction).
+	 * Optional: without it, the cross-tab lease (used only where Web Locks are missing) is a
+	 * read followed by a write.
+	 */
+	update?(id: string, updater: (old: unknown) => unknown): Promise<void>;
 	/** Empty the store; when missing, `client.clear()` deletes what `list()` returns. */
 	clear?(): Promise<void>;
 	/** Whether the store survives a reload. Custom stores are assumed durable. */
