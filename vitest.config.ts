@@ -6,8 +6,20 @@ export default defineConfig({
 			{
 				test: {
 					name: 'unit',
-					include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+					include: ['test/unit/**/*.test.ts', 'test/unit/**/*.test.tsx', 'test/integration/**/*.test.ts'],
 					environment: 'node',
+				},
+			},
+			{
+				test: {
+					// Real Chromium, driven from Node: reloads, restarts, tabs and IndexedDB.
+					name: 'browser',
+					include: ['test/browser/**/*.test.ts'],
+					environment: 'node',
+					globalSetup: ['test/browser/global-setup.ts'],
+					fileParallelism: false,
+					testTimeout: 30_000,
+					hookTimeout: 30_000,
 				},
 			},
 		],

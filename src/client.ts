@@ -1,4 +1,5 @@
 import {createRetryBudget, type RetryBudget} from './budget.js';
+import {Coordinator} from './cross-tab.js';
 import {InvalidRequestError} from './errors/invalid-request-error.js';
 import {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
 import {Intent, type IntentContext} from './intent.js';
@@ -29,16 +30,19 @@ class Client implements SendOnceClient, IntentContext {
 	readonly records: Records;
 	readonly transport: Transport;
 	readonly budget: RetryBudget;
+	readonly coordinator: Coordinator;
 	readonly #live = new Map<string, Intent>();
 	readonly #queues = new Map<string, Promise<unknown>>();
 	#store: Promise<IntentStore> | undefined;
 	#resuming: Promise<IntentResult[]> | undefined;
+	#watching = false;
 
 	constructor(options: ClientOptions | undefined) {
 		this.options = normalizeOptions(options);
 		this.transport = createTransport(this.options.fetch);
 		this.budget = createRetryBudget(this.options.retry.budget);
 		this.records = new Records(async () => this.#openStore(), this.emit);
+		this.coordinator = new Coordinator(this.records);
 	}
 
 	get durable(): Promise<boolean> {
@@ -113,10 +117,34 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async resume(): Promise<IntentResult[]> {
+		this.#watchLifecycle();
 		this.#resuming ??= this.#resumeAll().finally(() => {
 			this.#resuming = undefined;
 		});
 		return this.#resuming;
+	}
+
+	/**
+	 * After the app's first `resume()`, resume again whenever an interrupted intent may be
+	 * sendable: back online, the page visible again, the page restored from the back/forward
+	 * cache. Concurrent triggers join the running resume.
+	 */
+	#watchLifecycle(): void {
+		if (this.#watching) return;
+		this.#watching = true;
+		const target = globalThis as unknown as Partial<EventTarget> & {document?: Document};
+		if (typeof target.addEventListener !== 'function') return;
+		const again = () => {
+			this.resume().catch((error: unknown) => {
+				this.emit({type: 'store-error', error});
+			});
+		};
+
+		target.addEventListener('online', again);
+		target.addEventListener('pageshow', again);
+		target.document?.addEventListener('visibilitychange', () => {
+			if (target.document?.visibilityState === 'visible') again();
+		});
 	}
 
 	async clear(): Promise<void> {
@@ -130,7 +158,8 @@ class Client implements SendOnceClient, IntentContext {
 		const results: IntentResult[] = [];
 		const worker = async () => {
 			for (let intent = queue.shift(); intent; intent = queue.shift()) {
-				results.push(await intent.send());
+				const result = await intent.resume();
+				if (result) results.push(result);
 			}
 		};
 
@@ -173,7 +202,11 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async #openStore(): Promise<IntentStore> {
-		this.#store ??= resolveStore(this.options.store, this.emit);
+		this.#store ??= resolveStore(this.options.store, this.emit).catch((error: unknown) => {
+			// Try again on next use: a forced store may work later (storage freed, a page reload).
+			this.#store = undefined;
+			throw error;
+		});
 		return this.#store;
 	}
 }

@@ -1,6 +1,8 @@
 export {createClient} from './client.js';
 export {Intent} from './intent.js';
 export {memoryStore} from './stores/memory.js';
+export {indexedDbStore} from './stores/indexeddb.js';
+export {sessionStore} from './stores/session.js';
 export {SendOnceError, isSendOnceError, type SendOnceErrorCode} from './errors/send-once-error.js';
 export {InvalidRequestError} from './errors/invalid-request-error.js';
 export {UnresolvedIntentError} from './errors/unresolved-intent-error.js';

@@ -2,12 +2,13 @@ import {attempt} from './attempt.js';
 import {backoffDelay} from './backoff.js';
 import {RETRY_COST, TIMEOUT_RETRY_COST, type RetryBudget} from './budget.js';
 import {classify, type Answer} from './classify.js';
+import type {Claim, Coordinator} from './cross-tab.js';
 import {formatKey} from './key.js';
 import type {NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record-schema.js';
 import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
-import {isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
+import {isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import type {Transport} from './transport.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
 import {anySignal, isOffline, sleep, waitForOnline} from './wait.js';
@@ -18,6 +19,7 @@ export interface IntentContext {
 	readonly records: Records;
 	readonly transport: Transport;
 	readonly budget: RetryBudget;
+	readonly coordinator: Coordinator;
 	emit(event: SendOnceEvent): void;
 	/** Whether `intent` is still the client's intent for its scope (not replaced or discarded). */
 	isCurrent(intent: Intent): boolean;
@@ -47,7 +49,8 @@ export class Intent {
 	#snapshot: IntentSnapshot;
 	readonly #listeners = new Set<(snapshot: IntentSnapshot) => void>();
 	readonly #detach = new AbortController();
-	#running: Promise<IntentResult> | undefined;
+	#running: Promise<IntentResult | undefined> | undefined;
+	#claim: Claim | undefined;
 
 	/** @internal Created by the client. */
 	constructor(ctx: IntentContext, record: IntentRecord, sessionHeaders: Record<string, string> = {}) {
@@ -129,9 +132,18 @@ export class Intent {
 	 * outcome is a result.
 	 */
 	async send(options: SendOptions = {}): Promise<IntentResult> {
+		return this.#start(options.signal, false) as Promise<IntentResult>;
+	}
+
+	/** @internal `resume()`: send only when still interrupted (another tab may have settled it). */
+	async resume(): Promise<IntentResult | undefined> {
+		return this.#start(undefined, true);
+	}
+
+	async #start(signal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
 		if (this.#discarded) throw new TypeError(`The intent ${this.key} was discarded; create a new one with client.intent()`);
-		if (isSettled(this.#record.state) && this.#result) return this.#result;
-		this.#running ??= this.#run(options.signal).finally(() => {
+		if (isSettled(this.#record.state) && this.#result) return onlyIfInterrupted ? undefined : this.#result;
+		this.#running ??= this.#run(signal, onlyIfInterrupted).finally(() => {
 			this.#running = undefined;
 		});
 		return this.#running;
@@ -161,15 +173,99 @@ export class Intent {
 		this.#sessionHeaders = headers;
 	}
 
-	async #run(userSignal: AbortSignal | undefined): Promise<IntentResult> {
+	/**
+	 * Claims the intent for this tab and sends it; when another tab holds it, waits for that
+	 * tab's outcome instead. The stored record is read first: another tab may have sent,
+	 * settled, replaced or cleared it since this page last looked.
+	 */
+	async #run(userSignal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
+		const {records, coordinator} = this.#ctx;
+		const {signal, dispose} = anySignal([userSignal, this.#detach.signal]);
+		try {
+			for (;;) {
+				if (signal.aborted) return await this.#unresolve('aborted', undefined);
+				const stored = await records.read(this.scope);
+				if (!stored || stored.key !== this.key) return await this.#lost();
+				this.#observe(stored);
+				if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
+
+				const claim = await coordinator.claim(this.key, this.scope);
+				if (claim) {
+					this.#claim = claim;
+					try {
+						const result = await this.#attempts(signal);
+						coordinator.announce(this.key, result);
+						return result;
+					} finally {
+						this.#claim = undefined;
+						await claim.release();
+					}
+				}
+
+				const outcome = await coordinator.waitForOwner(this.key, this.scope, signal);
+				if (outcome) return await this.#adoptOutcome(outcome);
+			}
+		} finally {
+			dispose();
+		}
+	}
+
+	/** Takes in what another tab stored for this intent (more attempts, a new state). */
+	#observe(stored: IntentRecord): void {
+		const {lease: _, ...record} = stored;
+		if (record.updatedAt <= this.#record.updatedAt && record.state === this.#record.state) return;
+		this.#record = record;
+		this.#publish();
+	}
+
+	/**
+	 * The outcome another tab announced: this tab's send resolves with it too. A store of
+	 * this tab's own (sessionStorage, copied into a duplicated tab) still holds the old state:
+	 * bring it up to date, unless this intent has been sent again since.
+	 */
+	async #adoptOutcome(result: IntentResult): Promise<IntentResult> {
+		const state = result.status;
+		const reason = result.status === 'unresolved' ? {reason: result.reason} : {};
+		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), ...reason});
+		if (this.#ctx.isCurrent(this)) {
+			await this.#ctx.records.change(this.scope, this.key, stored => {
+				if (stored.attempts > result.attempts) return undefined;
+				return isSettled(state) ? null : next;
+			}).catch((error: unknown) => {
+				this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
+			});
+		}
+
+		this.#record = next;
+		this.#result = result;
+		if (isSettled(state)) this.#ctx.forget(this);
+		this.#publish();
+		return result;
+	}
+
+	/** The record is gone or belongs to another intent: settled, replaced or cleared elsewhere. */
+	async #lost(): Promise<IntentResult> {
+		const known = this.#ctx.coordinator.received(this.key);
+		if (known) return this.#adoptOutcome(known);
+		this.#ctx.forget(this);
+		this.#detach.abort();
+		const error = new Error('The intent was settled, replaced or cleared in another tab');
+		error.name = 'AbortError';
+		this.#result = {
+			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
+		};
+		this.#publish();
+		return this.#result;
+	}
+
+	/** The retry loop, run by the tab that holds the claim. */
+	async #attempts(signal: AbortSignal): Promise<IntentResult> {
 		const {options, budget, emit} = this.#ctx;
 		const {retry} = options;
-		const {signal, dispose} = anySignal([userSignal, this.#detach.signal]);
 		let made = 0;
 		let lastRetryCost: number | undefined;
 		let answer: Answer | undefined;
-		try {
-			for (;;) {
+		for (;;) {
 				const stop = await this.#beforeAttempt(signal, answer);
 				if (stop) return stop;
 				if (isOffline()) {
@@ -224,9 +320,6 @@ export class Intent {
 					...('response' in answer ? {status: answer.response.status} : {error: answer.error}),
 				});
 				await sleep(delay, signal).catch(() => undefined);
-			}
-		} finally {
-			dispose();
 		}
 	}
 
@@ -237,20 +330,22 @@ export class Intent {
 		return undefined;
 	}
 
+	/** Client headers, then the request's, then the key: names compared case-insensitively. */
 	async #headers(): Promise<Record<string, string>> {
 		const {headers, headerName, keyFormat} = this.#ctx.options;
+		const merged: Record<string, string> = {};
 		const fromClient = typeof headers === 'function' ? await headers() : headers;
-		return {
-			...fromClient,
-			...this.#record.request.headers,
-			...this.#sessionHeaders,
-			[headerName]: formatKey(this.key, keyFormat),
-		};
+		for (const source of [fromClient, this.#record.request.headers, this.#sessionHeaders]) {
+			for (const [name, value] of Object.entries(source)) merged[name.toLowerCase()] = value;
+		}
+
+		merged[headerName.toLowerCase()] = formatKey(this.key, keyFormat);
+		return merged;
 	}
 
 	async #commit(action: IntentAction): Promise<void> {
 		const next = reduce(this.#record, action);
-		if (this.#ctx.isCurrent(this)) await this.#ctx.records.write(next);
+		if (this.#ctx.isCurrent(this)) await this.#ctx.records.write(this.#withLease(next));
 		this.#record = next;
 		this.#publish();
 	}
@@ -298,7 +393,7 @@ export class Intent {
 		this.#result = result;
 		if (current && action) {
 			try {
-				await records.write(next);
+				await records.write(this.#withLease(next));
 				if (isSettled(next.state)) await records.remove(this.scope);
 			} catch (error) {
 				emit({type: 'store-error', key: this.key, scope: this.scope, error});
@@ -317,6 +412,12 @@ export class Intent {
 			...('response' in result && result.response ? {status: result.response.status} : {}),
 		});
 		return result;
+	}
+
+	/** Where Web Locks are missing, every write keeps this tab's lease on the record. */
+	#withLease(record: IntentRecord): IntentRecord {
+		const lease = this.#claim?.lease;
+		return lease ? {...record, lease: {...lease}} : record;
 	}
 
 	#makeSnapshot(): IntentSnapshot {

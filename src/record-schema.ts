@@ -23,6 +23,8 @@ export const intentRecordSchema = z.object({
 	expiresAt: timestamp,
 	updatedAt: timestamp,
 	reason: z.optional(z.enum(['exhausted', 'aborted', 'replayed-error', 'budget'])),
+	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
+	lease: z.optional(z.object({owner: z.string(), until: timestamp})),
 });
 
 /** A stored intent, version 1. */

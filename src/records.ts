@@ -51,7 +51,7 @@ export class Records {
 
 		const records: IntentRecord[] = [];
 		for (const [id, value] of entries) {
-			if (id.startsWith(SET_ASIDE)) continue;
+			if (id.startsWith(SET_ASIDE) || value === undefined || value === null) continue;
 			const record = await this.#check(store, id, value);
 			if (record) records.push(record);
 		}
@@ -66,6 +66,37 @@ export class Records {
 		} catch (error) {
 			throw toStoreError(error, `store the intent for "${record.scope}"`);
 		}
+	}
+
+	/**
+	 * Changes the record for `scope` in one step, when it is still the intent `key`:
+	 * `change` returns the new record, `null` to delete it, or undefined to leave it as it is.
+	 * Resolves to the record as it was before. Atomic across tabs when the store has `update`.
+	 */
+	async change(scope: string, key: string, change: (record: IntentRecord) => IntentRecord | null | undefined): Promise<IntentRecord | undefined> {
+		const store = await this.#store();
+		let before: IntentRecord | undefined;
+		const updater = (value: unknown) => {
+			const parsed = parseRecord(value);
+			before = 'record' in parsed && parsed.record.key === key ? parsed.record : undefined;
+			const next = before && change(before);
+			return next === null ? undefined : next ?? value;
+		};
+
+		try {
+			if (store.update) {
+				await store.update(INTENT + scope, updater);
+			} else {
+				const value = await store.get(INTENT + scope);
+				const next = updater(value);
+				if (next === undefined) await store.delete(INTENT + scope);
+				else if (next !== value) await store.set(INTENT + scope, next);
+			}
+		} catch (error) {
+			throw toStoreError(error, `update the intent for "${scope}"`);
+		}
+
+		return before;
 	}
 
 	async remove(scope: string): Promise<void> {

@@ -46,10 +46,18 @@ export type IntentAction =
 	| {type: 'attempt'; at: number}
 	| {type: 'settle'; state: 'succeeded' | 'failed'; at: number}
 	| {type: 'unresolve'; reason: UnresolvedReason; at: number}
-	| {type: 'expire'; at: number};
+	| {type: 'expire'; at: number}
+	/** Another tab sent the intent and told us how it ended. */
+	| {type: 'observe'; state: IntentState; attempts: number; reason?: UnresolvedReason; at: number};
 
 /** The one place an intent's record changes. */
 export function reduce(record: IntentRecord, action: IntentAction): IntentRecord {
+	if (action.type === 'observe') {
+		if (MOVES[record.state].length === 0) throw new Error(`sendonce: a ${record.state} intent cannot change`);
+		const {reason, ...rest} = record;
+		return {...rest, state: action.state, attempts: Math.max(record.attempts, action.attempts), updatedAt: action.at, ...(action.reason ? {reason: action.reason} : {})};
+	}
+
 	const to: IntentState = action.type === 'attempt'
 		? 'sending'
 		: action.type === 'settle'
@@ -59,8 +67,8 @@ export function reduce(record: IntentRecord, action: IntentAction): IntentRecord
 		throw new Error(`sendonce: an intent cannot move from ${record.state} to ${to}`);
 	}
 
-	const next: IntentRecord = {...record, state: to, updatedAt: action.at};
-	delete next.reason;
+	const {reason, ...rest} = record;
+	const next: IntentRecord = {...rest, state: to, updatedAt: action.at};
 	if (action.type === 'attempt') next.attempts = record.attempts + 1;
 	if (action.type === 'unresolve') next.reason = action.reason;
 	return next;

@@ -24,6 +24,11 @@ export function memoryStore(): IntentStore {
 		async set(id, value) {
 			map.set(id, copy(value));
 		},
+		async update(id, updater) {
+			const value = updater(copy(map.get(id)));
+			if (value === undefined) map.delete(id);
+			else map.set(id, copy(value));
+		},
 		async delete(id) {
 			map.delete(id);
 		},

@@ -102,12 +102,17 @@ export class ContractServer {
 		return this.requests.map(request => request.key);
 	}
 
-	async listen(): Promise<this> {
-		await new Promise<void>(resolve => {
-			this.#server.listen(0, '127.0.0.1', resolve);
+	/** Listens on `port` (0: a free one) of the loopback interface; rejects when it is taken. */
+	async listen(port = 0): Promise<this> {
+		await new Promise<void>((resolve, reject) => {
+			this.#server.once('error', reject);
+			this.#server.listen(port, '127.0.0.1', () => {
+				this.#server.off('error', reject);
+				resolve();
+			});
 		});
-		const {port} = this.#server.address() as AddressInfo;
-		this.#url = `http://127.0.0.1:${port}`;
+		const address = this.#server.address() as AddressInfo;
+		this.#url = `http://127.0.0.1:${address.port}`;
 		return this;
 	}
 

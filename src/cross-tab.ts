@@ -1,0 +1,187 @@
+import {randomKey} from './key.js';
+import type {Records} from './records.js';
+import type {IntentResult} from './types.js';
+import {anySignal, sleep} from './wait.js';
+
+/** How long a lease holds without renewal, where Web Locks are missing. */
+export const LEASE_MS = 10_000;
+const RENEW_MS = 3000;
+/** How often a waiting tab looks at the store, where Web Locks are missing. */
+const POLL_MS = 500;
+/** After the owner lets go, how long its outcome message may still be on its way. */
+const GRACE_MS = 1000;
+const CHANNEL = 'sendonce';
+
+/** The right to send one intent, held by one tab at a time. */
+export interface Claim {
+	/** Where Web Locks are missing: the lease to write with every record, kept fresh. */
+	readonly lease?: {owner: string; until: number};
+	release(): Promise<void>;
+}
+
+interface LockManagerLike {
+	request(name: string, options: {ifAvailable?: boolean; signal?: AbortSignal}, callback: (lock: unknown) => unknown): Promise<unknown>;
+}
+
+interface Message {
+	type: 'outcome';
+	key: string;
+	result: IntentResult;
+}
+
+function lockManager(): LockManagerLike | undefined {
+	const locks = (globalThis as {navigator?: {locks?: LockManagerLike}}).navigator?.locks;
+	return typeof locks?.request === 'function' ? locks : undefined;
+}
+
+/**
+ * One sender per intent across tabs. A Web Lock named after the key where the browser has
+ * them; otherwise a lease in the stored record, claimed in one readwrite transaction and
+ * renewed while sending, so a crashed tab's lease goes stale. A tab that loses the claim
+ * waits for the owner's outcome: a BroadcastChannel message where there is one, else the
+ * store, polled.
+ */
+export class Coordinator {
+	readonly #records: Records;
+	#tabId: string | undefined;
+	readonly #waiters = new Map<string, Set<(result: IntentResult) => void>>();
+	readonly #received = new Map<string, IntentResult>();
+	#channel: BroadcastChannel | undefined | false;
+
+	constructor(records: Records) {
+		this.#records = records;
+	}
+
+	/** This client's name in leases: made on first use, so creating a client needs no crypto. */
+	get #tab(): string {
+		this.#tabId ??= randomKey();
+		return this.#tabId;
+	}
+
+	/** Claims `key` for this tab, or resolves to undefined when another tab holds it. */
+	async claim(key: string, scope: string): Promise<Claim | undefined> {
+		this.#open();
+		const locks = lockManager();
+		if (locks) {
+			return new Promise<Claim | undefined>((resolve, reject) => {
+				locks.request(`sendonce:${key}`, {ifAvailable: true}, async lock => {
+					if (!lock) {
+						resolve(undefined);
+						return;
+					}
+
+					// The lock is held until the promise returned here settles.
+					await new Promise<void>(release => {
+						resolve({release: async () => release()});
+					});
+				}).catch(reject);
+			});
+		}
+
+		return this.#claimLease(key, scope);
+	}
+
+	/**
+	 * Waits until the tab holding `key` lets go. Resolves to its outcome when it said one,
+	 * else to undefined (it crashed, its lease went stale, or the record is gone): the caller
+	 * looks at the store and tries to claim again.
+	 */
+	async waitForOwner(key: string, scope: string, signal: AbortSignal): Promise<IntentResult | undefined> {
+		const known = this.#received.get(key);
+		if (known) return known;
+
+		const done = new AbortController();
+		const {signal: linked, dispose} = anySignal([signal, done.signal]);
+		const message = new Promise<IntentResult>(resolve => {
+			const waiters = this.#waiters.get(key) ?? new Set();
+			waiters.add(resolve);
+			this.#waiters.set(key, waiters);
+			linked.addEventListener('abort', () => waiters.delete(resolve), {once: true});
+		});
+		const locks = lockManager();
+		try {
+			const released = locks
+				? locks.request(`sendonce:${key}`, {signal: linked}, () => undefined)
+				: this.#pollUntilFree(key, scope, linked);
+			const first = await Promise.race([message, released.then(() => undefined, () => undefined)]);
+			if (first || signal.aborted) return first;
+			return await Promise.race([message, sleep(GRACE_MS, linked).then(() => undefined, () => undefined)]);
+		} finally {
+			done.abort();
+			dispose();
+		}
+	}
+
+	/** Tells the other tabs how `key` ended. */
+	announce(key: string, result: IntentResult): void {
+		const channel = this.#open();
+		try {
+			channel?.postMessage({type: 'outcome', key, result} satisfies Message);
+		} catch {
+			// A result that cannot be cloned (an exotic error object): send it without the error.
+			channel?.postMessage({type: 'outcome', key, result: {...result, error: undefined} as IntentResult} satisfies Message);
+		}
+	}
+
+	/** An outcome another tab announced for `key`, if one arrived. */
+	received(key: string): IntentResult | undefined {
+		return this.#received.get(key);
+	}
+
+	#open(): BroadcastChannel | undefined {
+		if (this.#channel === undefined) {
+			this.#channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(CHANNEL) : false;
+			if (this.#channel) {
+				this.#channel.addEventListener('message', (event: MessageEvent<Message>) => {
+					const {data} = event;
+					if (data?.type !== 'outcome' || typeof data.key !== 'string') return;
+					this.#received.set(data.key, data.result);
+					if (this.#received.size > 100) this.#received.delete(this.#received.keys().next().value!);
+					for (const resolve of this.#waiters.get(data.key) ?? []) resolve(data.result);
+					this.#waiters.delete(data.key);
+				});
+			}
+		}
+
+		return this.#channel || undefined;
+	}
+
+	async #claimLease(key: string, scope: string): Promise<Claim | undefined> {
+		const lease = {owner: this.#tab, until: 0};
+		let claimed = false;
+		await this.#records.change(scope, key, record => {
+			const now = Date.now();
+			if (record.lease && record.lease.owner !== this.#tab && record.lease.until > now) return undefined;
+			claimed = true;
+			lease.until = now + LEASE_MS;
+			return {...record, lease: {...lease}};
+		});
+		if (!claimed) return undefined;
+
+		const renew = setInterval(() => {
+			lease.until = Date.now() + LEASE_MS;
+			void this.#records.change(scope, key, record => (record.lease?.owner === this.#tab
+				? {...record, lease: {...lease}}
+				: undefined)).catch(() => undefined);
+		}, RENEW_MS);
+		return {
+			lease,
+			release: async () => {
+				clearInterval(renew);
+				await this.#records.change(scope, key, record => {
+					if (record.lease?.owner !== this.#tab) return undefined;
+					const {lease: _, ...rest} = record;
+					return rest;
+				}).catch(() => undefined);
+			},
+		};
+	}
+
+	async #pollUntilFree(key: string, scope: string, signal: AbortSignal): Promise<void> {
+		for (;;) {
+			await sleep(POLL_MS, signal);
+			const record = await this.#records.read(scope).catch(() => undefined);
+			if (!record || record.key !== key || !record.lease || record.lease.until <= Date.now()) return;
+		}
+	}
+}

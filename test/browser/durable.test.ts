@@ -1,0 +1,139 @@
+import type {Browser, BrowserContext} from 'playwright-core';
+import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
+import type {ContractServer} from '../server/contract-server.js';
+import {indexedDbEntries, launchBrowser, launchProfile, openPage, profileDir, startSite} from './harness.js';
+
+/** Fast retries: a 409 while the server still works is asked again within a few hundred ms. */
+const OPTIONS = {retry: {limit: 30, baseDelay: 100, maxDelay: 400}, timeout: 10_000} as const;
+const ORDER = {url: '/orders', json: {order: 'o-1', total: 42}} as const;
+
+let server: ContractServer;
+let browser: Browser;
+let context: BrowserContext;
+beforeAll(async () => {
+	[server, browser] = await Promise.all([startSite(), launchBrowser()]);
+});
+afterAll(async () => {
+	await browser?.close();
+	await server?.close();
+});
+beforeEach(async () => {
+	context = await browser.newContext();
+});
+afterEach(async () => {
+	await context.close();
+	server.reset();
+});
+
+describe('IndexedDB keeps the intent across a reload', () => {
+	test('a reload while the first attempt is in flight: the next page resumes it with the same key and the server works once', async () => {
+		server.faults.push({type: 'slow', ms: 1500});
+		const page = await openPage(context, server);
+		const key = await page.evaluate(async ({options, order}) => {
+			const {createClient} = await window.loadSendonce();
+			const client = createClient(options);
+			const intent = await client.intent('checkout', order);
+			void intent.send();
+			return intent.key;
+		}, {options: OPTIONS, order: ORDER});
+
+		await expect.poll(() => server.requests.length).toBe(1);
+		await page.reload();
+		expect(server.effects.get('o-1') ?? 0).toBe(0);
+
+		const stored = await indexedDbEntries(page);
+		expect(Object.keys(stored)).toEqual(['intent:checkout']);
+		expect(stored['intent:checkout']).toMatchObject({key, state: 'sending', attempts: 1});
+
+		const {listed, results, durable} = await page.evaluate(async options => {
+			const {createClient} = await window.loadSendonce();
+			const client = createClient(options);
+			const listed = (await client.list()).map(({key, scope, state, attempts}) => ({key, scope, state, attempts}));
+			return {listed, results: await client.resume(), durable: await client.durable};
+		}, OPTIONS);
+
+		expect(durable).toBe(true);
+		expect(listed).toEqual([{key, scope: 'checkout', state: 'sending', attempts: 1}]);
+		expect(results).toMatchObject([{status: 'succeeded', key, replayed: true, data: {order: 'o-1', effects: 1}}]);
+		expect(server.effects.get('o-1')).toBe(1);
+		expect(server.requests.length).toBeGreaterThanOrEqual(2);
+		expect(new Set(server.keys)).toEqual(new Set([key]));
+		expect(new Set(server.requests.map(request => request.body))).toEqual(new Set(['{"order":"o-1","total":42}']));
+		expect(await indexedDbEntries(page)).toEqual({});
+	});
+
+	test('a reload between intent() and send(): the intent is still pending with its key and is sent once', async () => {
+		const page = await openPage(context, server);
+		const key = await page.evaluate(async ({options, order}) => {
+			const {createClient} = await window.loadSendonce();
+			const intent = await createClient(options).intent('checkout', order);
+			return intent.key;
+		}, {options: OPTIONS, order: ORDER});
+
+		await page.reload();
+		expect(await indexedDbEntries(page)).toMatchObject({'intent:checkout': {key, state: 'pending', attempts: 0}});
+		const {listed, results} = await page.evaluate(async options => {
+			const {createClient} = await window.loadSendonce();
+			const client = createClient(options);
+			const listed = (await client.list()).map(({key, state, attempts, mayHaveBeenSent}) => ({key, state, attempts, mayHaveBeenSent}));
+			return {listed, results: await client.resume()};
+		}, OPTIONS);
+
+		expect(listed).toEqual([{key, state: 'pending', attempts: 0, mayHaveBeenSent: false}]);
+		expect(results).toMatchObject([{status: 'succeeded', key, replayed: false, attempts: 1}]);
+		expect(server.keys).toEqual([key]);
+		expect(server.effects.get('o-1')).toBe(1);
+		expect(await indexedDbEntries(page)).toEqual({});
+	});
+});
+
+describe('IndexedDB keeps the intent across a browser restart', () => {
+	test('closing and relaunching the browser on the same profile: the intent resumes with the same key', async () => {
+		const profile = await profileDir();
+		try {
+			const first = await launchProfile(profile.path);
+			const before = await openPage(first, server);
+			const key = await before.evaluate(async ({options, order}) => {
+				const {createClient} = await window.loadSendonce();
+				return (await createClient(options).intent('checkout', order)).key;
+			}, {options: OPTIONS, order: ORDER});
+			await first.close();
+
+			const second = await launchProfile(profile.path);
+			try {
+				const after = await openPage(second, server);
+				expect(await indexedDbEntries(after)).toMatchObject({'intent:checkout': {key, state: 'pending'}});
+				const {listed, results} = await after.evaluate(async options => {
+					const {createClient} = await window.loadSendonce();
+					const client = createClient(options);
+					const listed = (await client.list()).map(intent => intent.key);
+					return {listed, results: await client.resume()};
+				}, OPTIONS);
+
+				expect(listed).toEqual([key]);
+				expect(results).toMatchObject([{status: 'succeeded', key}]);
+				expect(server.keys).toEqual([key]);
+				expect(server.effects.get('o-1')).toBe(1);
+				expect(await indexedDbEntries(after)).toEqual({});
+			} finally {
+				await second.close();
+			}
+		} finally {
+			await profile.remove();
+		}
+	});
+});
+
+describe('indexedDbStore in Chromium', () => {
+	test('update is atomic across two tabs of the same origin', async () => {
+		const pages = [await openPage(context, server), await openPage(context, server)];
+		await Promise.all(pages.map(async page => page.evaluate(async () => {
+			const {indexedDbStore} = await window.loadSendonce();
+			const store = indexedDbStore();
+			await Promise.all(Array.from({length: 25}, async () => store.update!('lease:order', old => (typeof old === 'number' ? old + 1 : 1))));
+		})));
+
+		expect(await indexedDbEntries(pages[0]!)).toEqual({'lease:order': 50});
+		expect(server.requests).toEqual([]);
+	});
+});

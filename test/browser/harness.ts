@@ -1,0 +1,171 @@
+import {mkdtemp, rm} from 'node:fs/promises';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {chromium, type Browser, type BrowserContext, type Page} from 'playwright-core';
+import {inject} from 'vitest';
+import type {SendOnceEvent} from '../../src/index.js';
+import {startContractServer, type ContractServer, type ContractServerOptions} from '../server/contract-server.js';
+
+/** A sendonce event as plain data, so that it can leave the page. */
+export interface PageEvent {
+	type: SendOnceEvent['type'];
+	store?: 'session' | 'memory';
+	key?: string;
+	scope?: string;
+	error?: {name?: string; code?: string; message: string};
+}
+
+declare global {
+	interface Window {
+		/**
+		 * `import('/sendonce.js')`, defined by the page itself: vitest rewrites an `import()`
+		 * written inside a `page.evaluate` callback into a helper that only exists in Node.
+		 */
+		loadSendonce(): Promise<typeof import('../../src/index.js')>;
+		/** Every event passed to `recordEvent` since the page loaded. */
+		sendonceEvents: PageEvent[];
+		/** An `onEvent` option that keeps events in `sendonceEvents`. */
+		recordEvent(event: SendOnceEvent): void;
+	}
+}
+
+/** Debian's Chromium; never a downloaded one. */
+const executablePath = process.env.CHROME_PATH ?? '/usr/bin/chromium';
+
+/** No sandbox (containers, root) and nothing that talks to Google behind the test's back. */
+const args = [
+	'--no-sandbox',
+	'--disable-gpu',
+	'--disable-background-networking',
+	'--disable-component-update',
+	'--disable-sync',
+	'--no-first-run',
+];
+
+const PAGE = `<!doctype html>
+<html>
+<head>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<title>sendonce</title>
+<script>
+window.loadSendonce = () => import('/sendonce.js');
+window.sendonceEvents = [];
+window.recordEvent = event => {
+	const {error, ...rest} = event;
+	window.sendonceEvents.push(error === undefined ? rest : {...rest, error: {name: error && error.name, code: error && error.code, message: String(error && error.message || error)}});
+};
+</script>
+</head>
+<body></body>
+</html>
+`;
+
+/** Headless Chromium with a fresh temporary profile. */
+export async function launchBrowser(): Promise<Browser> {
+	return chromium.launch({executablePath, headless: true, args});
+}
+
+/** Headless Chromium over `userDataDir`: launch it again on the same directory to restart the browser. */
+export async function launchProfile(userDataDir: string): Promise<BrowserContext> {
+	return chromium.launchPersistentContext(userDataDir, {executablePath, headless: true, args});
+}
+
+/** A new, empty profile directory, and a way to remove it. */
+export async function profileDir(): Promise<{path: string; remove(): Promise<void>}> {
+	const path = await mkdtemp(join(tmpdir(), 'sendonce-profile-'));
+	return {path, remove: async () => rm(path, {recursive: true, force: true})};
+}
+
+/**
+ * The contract server, also serving a blank page at `/` and the package at `/sendonce.js`,
+ * so that pages and the API share an origin. Only the API's requests are counted.
+ */
+export async function startSite(options: ContractServerOptions = {}): Promise<ContractServer> {
+	const bundle = inject('sendonceBundle');
+	return startContractServer({
+		...options,
+		serve(request, response) {
+			if (request.method !== 'GET') return false;
+			const {pathname} = new URL(request.url ?? '/', 'http://localhost');
+			const [status, type, body] = pathname === '/'
+				? [200, 'text/html; charset=utf-8', PAGE]
+				: pathname === '/sendonce.js' ? [200, 'text/javascript; charset=utf-8', bundle] : [404, 'text/plain', 'not found'];
+			response.writeHead(status, {'content-type': type, 'cache-control': 'no-store'});
+			response.end(body);
+			return true;
+		},
+	});
+}
+
+/** A new page in `context` on the site's blank page, after `initScripts` (which also run on every reload). */
+export async function openPage(context: BrowserContext, server: ContractServer, ...initScripts: Array<() => void>): Promise<Page> {
+	const page = await context.newPage();
+	for (const script of initScripts) await page.addInitScript(script);
+	await page.goto(`${server.url}/`);
+	return page;
+}
+
+/** Everything in sendonce's IndexedDB object store, read by the page itself. */
+export async function indexedDbEntries(page: Page): Promise<Record<string, unknown>> {
+	return page.evaluate(async () => {
+		const db = await new Promise<IDBDatabase>((resolve, reject) => {
+			const request = indexedDB.open('sendonce');
+			// As idb-keyval creates it, so that sendonce can open it after us.
+			request.onupgradeneeded = () => request.result.createObjectStore('intents');
+			request.onsuccess = () => resolve(request.result);
+			request.onerror = () => reject(request.error);
+		});
+		try {
+			const store = db.transaction('intents').objectStore('intents');
+			const result = async <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => {
+				request.onsuccess = () => resolve(request.result);
+				request.onerror = () => reject(request.error);
+			});
+			const [keys, values] = await Promise.all([result(store.getAllKeys()), result(store.getAll())]);
+			return Object.fromEntries(keys.map((key, index) => [String(key), values[index] as unknown]));
+		} finally {
+			db.close();
+		}
+	});
+}
+
+/** Writes `value` under `id` in sendonce's IndexedDB object store, as another script on the page could. */
+export async function putIntoIndexedDb(page: Page, id: string, value: unknown): Promise<void> {
+	await page.evaluate(async ([id, value]) => {
+		const db = await new Promise<IDBDatabase>((resolve, reject) => {
+			const request = indexedDB.open('sendonce');
+			request.onupgradeneeded = () => request.result.createObjectStore('intents');
+			request.onsuccess = () => resolve(request.result);
+			request.onerror = () => reject(request.error);
+		});
+		try {
+			const transaction = db.transaction('intents', 'readwrite');
+			transaction.objectStore('intents').put(value, id);
+			await new Promise<void>((resolve, reject) => {
+				transaction.oncomplete = () => resolve();
+				transaction.onerror = () => reject(transaction.error);
+			});
+		} finally {
+			db.close();
+		}
+	}, [id, value] as const);
+}
+
+/** The page's sessionStorage. */
+export async function sessionEntries(page: Page): Promise<Record<string, string>> {
+	return page.evaluate(() => {
+		const entries: Record<string, string> = {};
+		for (let index = 0; index < sessionStorage.length; index++) {
+			const key = sessionStorage.key(index)!;
+			entries[key] = sessionStorage.getItem(key)!;
+		}
+
+		return entries;
+	});
+}
+
+/** The events the page recorded through `recordEvent`. */
+export async function pageEvents(page: Page): Promise<PageEvent[]> {
+	return page.evaluate(() => window.sendonceEvents);
+}
