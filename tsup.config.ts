@@ -2,11 +2,15 @@ import {defineConfig} from 'tsup';
 
 // One entry per subpath in package.json's `exports`.
 export default defineConfig({
-	entry: {index: 'src/index.ts'},
+	entry: {index: 'src/index.ts', react: 'src/react.ts', 'react-native': 'src/react-native.ts'},
 	format: ['esm', 'cjs'],
 	dts: true,
 	clean: true,
 	target: 'es2022',
 	sourcemap: true,
 	treeshake: true,
+	// The bindings share the core's chunk instead of carrying a copy of it (in CJS too).
+	splitting: true,
+	// Framework packages are optional peers, never bundled.
+	external: ['react'],
 });

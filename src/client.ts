@@ -67,9 +67,19 @@ class Client implements SendOnceClient, IntentContext {
 
 	async intent(scope: string, request: IntentRequest, {replace = false}: IntentOptions = {}): Promise<Intent> {
 		checkScope(scope);
-		const prepared = await prepareRequest(request, this.options);
-		return this.#serial(scope, async () => {
+		// Take the scope's place in line now, not after hashing: a second press that hashed
+		// sooner must still find the first press's intent.
+		const preparing = prepareRequest(request, this.options);
+		preparing.catch(() => undefined);
+		return this.#serial(scope, async before => {
+			const prepared = await preparing;
 			const existing = await this.#find(scope);
+			// A press made while the previous one was still being set up is the same action,
+			// even when that one has settled meanwhile (a server faster than the hash).
+			if (!existing && !replace && before instanceof Intent && !before.discarded && before.fingerprint === prepared.fingerprint) {
+				return before;
+			}
+
 			if (existing) {
 				if (existing.fingerprint === prepared.fingerprint && !replace) {
 					existing.adoptSessionHeaders(prepared.sessionHeaders);
@@ -154,6 +164,8 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async #resumeAll(): Promise<IntentResult[]> {
+		// An intent listed here may be settled by another tab before it is sent from this one.
+		this.coordinator.listen();
 		const queue = (await this.list()).filter(intent => isResumable(intent.state));
 		const results: IntentResult[] = [];
 		const worker = async () => {
@@ -189,10 +201,13 @@ class Client implements SendOnceClient, IntentContext {
 		return intent;
 	}
 
-	/** Runs `task` after every earlier task for `scope`: concurrent calls see each other's writes. */
-	async #serial<T>(scope: string, task: () => Promise<T>): Promise<T> {
+	/**
+	 * Runs `task` after every earlier task for `scope`: concurrent calls see each other's
+	 * writes. `task` gets what the task before it resolved to, if one was still queued.
+	 */
+	async #serial<T>(scope: string, task: (before: unknown) => Promise<T>): Promise<T> {
 		const previous = this.#queues.get(scope) ?? Promise.resolve();
-		const run = previous.then(task, task);
+		const run = previous.then(task, async () => task(undefined));
 		const settled = run.catch(() => undefined);
 		this.#queues.set(scope, settled);
 		void settled.then(() => {

@@ -36,8 +36,9 @@ function lockManager(): LockManagerLike | undefined {
 
 /**
  * One sender per intent across tabs. A Web Lock named after the key where the browser has
- * them; otherwise a lease in the stored record, claimed in one readwrite transaction and
- * renewed while sending, so a crashed tab's lease goes stale. A tab that loses the claim
+ * them; otherwise, for a store that tabs share (IndexedDB), a lease in the stored record,
+ * claimed in one readwrite transaction and renewed while sending, so a crashed tab's lease
+ * goes stale. A tab that loses the claim
  * waits for the owner's outcome: a BroadcastChannel message where there is one, else the
  * store, polled.
  */
@@ -78,7 +79,8 @@ export class Coordinator {
 			});
 		}
 
-		return this.#claimLease(key, scope);
+		// A store no other tab uses needs no lease: nobody else can send from it.
+		return await this.#records.shared() ? this.#claimLease(key, scope) : {release: async () => undefined};
 	}
 
 	/**
@@ -110,6 +112,14 @@ export class Coordinator {
 			done.abort();
 			dispose();
 		}
+	}
+
+	/**
+	 * Starts hearing the outcomes other tabs announce. Call it before reading the store: an
+	 * outcome announced between that read and a claim must not be missed.
+	 */
+	listen(): void {
+		this.#open();
 	}
 
 	/** Tells the other tabs how `key` ended. */

@@ -176,11 +176,13 @@ export class Intent {
 	/**
 	 * Claims the intent for this tab and sends it; when another tab holds it, waits for that
 	 * tab's outcome instead. The stored record is read first: another tab may have sent,
-	 * settled, replaced or cleared it since this page last looked.
+	 * settled, replaced or cleared it since this page last looked. And again once claimed:
+	 * the first read may predate a whole run of another tab that ended just before the claim.
 	 */
 	async #run(userSignal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
 		const {records, coordinator} = this.#ctx;
 		const {signal, dispose} = anySignal([userSignal, this.#detach.signal]);
+		coordinator.listen();
 		try {
 			for (;;) {
 				if (signal.aborted) return await this.#unresolve('aborted', undefined);
@@ -193,9 +195,17 @@ export class Intent {
 				if (claim) {
 					this.#claim = claim;
 					try {
-						const result = await this.#attempts(signal);
-						coordinator.announce(this.key, result);
-						return result;
+						// Gone, replaced or no longer interrupted: the tab that held the claim before
+						// settled it. Wait for its outcome as a tab that lost the claim does.
+						const current = await records.read(this.scope);
+						if (current?.key === this.key) {
+							this.#observe(current);
+							if (!onlyIfInterrupted || isResumable(this.state)) {
+								const result = await this.#attempts(signal);
+								coordinator.announce(this.key, result);
+								return result;
+							}
+						}
 					} finally {
 						this.#claim = undefined;
 						await claim.release();
@@ -268,9 +278,9 @@ export class Intent {
 		for (;;) {
 				const stop = await this.#beforeAttempt(signal, answer);
 				if (stop) return stop;
-				if (isOffline()) {
+				if (isOffline(options.isOnline)) {
 					emit({type: 'wait-online', key: this.key, scope: this.scope, attempt: this.attempts});
-					await waitForOnline(retry.maxDelay, signal).catch(() => undefined);
+					await waitForOnline(retry.maxDelay, signal, options.isOnline).catch(() => undefined);
 					const stopped = await this.#beforeAttempt(signal, answer);
 					if (stopped) return stopped;
 				}

@@ -14,6 +14,7 @@ export interface NormalizedOptions {
 	classify: ((response: ResponseInfo, data: unknown) => Classification) | undefined;
 	onEvent: ((event: SendOnceEvent) => void) | undefined;
 	generateKey: (() => string) | undefined;
+	isOnline: (() => boolean) | undefined;
 }
 
 /** The defaults, in one place (SPEC.md "Options"). */
@@ -29,7 +30,7 @@ export const DEFAULTS = {
 
 const KNOWN = new Set([
 	'store', 'fetch', 'headerName', 'keyFormat', 'headers', 'persistHeaders', 'retry', 'timeout', 'window',
-	'classify', 'onEvent', 'generateKey',
+	'classify', 'onEvent', 'generateKey', 'isOnline',
 ]);
 const RETRY_KNOWN = new Set(['limit', 'baseDelay', 'maxDelay', 'maxRetryAfter', 'budget']);
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -127,5 +128,6 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 		classify: optionalFunction('classify', options.classify),
 		onEvent: optionalFunction('onEvent', options.onEvent),
 		generateKey: optionalFunction('generateKey', options.generateKey),
+		isOnline: optionalFunction('isOnline', options.isOnline),
 	};
 }

@@ -27,6 +27,11 @@ export class Records {
 		this.#emit = emit;
 	}
 
+	/** Whether other tabs use this store at once (see `IntentStore.shared`). */
+	async shared(): Promise<boolean> {
+		return (await this.#store()).shared === true;
+	}
+
 	async read(scope: string): Promise<IntentRecord | undefined> {
 		const store = await this.#store();
 		let value: unknown;

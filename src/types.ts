@@ -215,6 +215,14 @@ export interface IntentStore {
 	clear?(): Promise<void>;
 	/** Whether the store survives a reload. Custom stores are assumed durable. */
 	readonly durable?: boolean;
+	/**
+	 * Whether other tabs use the same store at once, as they do IndexedDB. Where Web Locks are
+	 * missing, sendonce then leases each intent to one sender through the record. A store one
+	 * runtime owns (sessionStorage, AsyncStorage, memory) needs no lease: a lease left by a
+	 * killed app would only delay its own restart.
+	 * @default false
+	 */
+	readonly shared?: boolean;
 }
 
 /** Options for {@link createClient}. Validated once; a bad value throws a `TypeError`. */
@@ -282,6 +290,13 @@ export interface ClientOptions {
 	 * @default crypto.randomUUID, else a v4 UUID from crypto.getRandomValues
 	 */
 	generateKey?: () => string;
+	/**
+	 * Whether the device is online, for runtimes without `navigator.onLine` (React Native:
+	 * `() => netInfoState.isConnected !== false`). While it returns false the client waits,
+	 * asking again every second, without spending attempts (at most `retry.maxDelay`).
+	 * @default navigator.onLine where it exists
+	 */
+	isOnline?: () => boolean;
 }
 
 /** Options for `client.intent()`. */

@@ -54,26 +54,39 @@ export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 	});
 }
 
-/** Whether the runtime says it is offline. Only a hint: `navigator.onLine` can be wrong. */
-export function isOffline(): boolean {
+/** How often an `isOnline` option is asked while waiting, where there is no `online` event. */
+const ONLINE_POLL_MS = 1000;
+
+/**
+ * Whether the runtime says it is offline: the `isOnline` option where given (React Native's
+ * NetInfo), else `navigator.onLine`. Only a hint: either can be wrong.
+ */
+export function isOffline(isOnline?: () => boolean): boolean {
+	if (isOnline) return !isOnline();
 	const navigator = (globalThis as {navigator?: {onLine?: boolean}}).navigator;
 	return navigator?.onLine === false;
 }
 
 /**
- * Resolves on the `online` event, or after `maxWait` anyway (the flag can be wrong), or
- * rejects when `signal` aborts.
+ * Resolves on the `online` event (or, with an `isOnline` option, once it says so, asked
+ * every second), or after `maxWait` anyway (the flag can be wrong), or rejects when `signal`
+ * aborts.
  */
-export async function waitForOnline(maxWait: number, signal?: AbortSignal): Promise<void> {
+export async function waitForOnline(maxWait: number, signal?: AbortSignal, isOnline?: () => boolean): Promise<void> {
 	const target = globalThis as unknown as Partial<EventTarget>;
-	if (typeof target.addEventListener !== 'function') return sleep(maxWait, signal);
-
 	const done = new AbortController();
 	const {signal: linked, dispose} = anySignal([signal, done.signal]);
 	try {
 		await new Promise<void>((resolve, reject) => {
-			target.addEventListener!('online', () => resolve(), {once: true, signal: linked});
 			sleep(maxWait, linked).then(resolve, reject);
+			if (isOnline) {
+				const poll = setInterval(() => {
+					if (isOnline()) resolve();
+				}, ONLINE_POLL_MS);
+				linked.addEventListener('abort', () => clearInterval(poll), {once: true});
+			} else if (typeof target.addEventListener === 'function') {
+				target.addEventListener('online', () => resolve(), {once: true, signal: linked});
+			}
 		});
 	} finally {
 		done.abort();

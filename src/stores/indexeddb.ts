@@ -45,6 +45,7 @@ function connect(): UseStore {
 function storeOver(use: UseStore): IntentStore {
 	return {
 		durable: true,
+		shared: true,
 		async get(id) {
 			return get(id, use);
 		},

@@ -242,6 +242,22 @@ describe('concurrency', () => {
 		expect(new Set(store.writes.map(write => (write.value as IntentRecord).key)).size).toBe(1);
 	});
 
+	test('a double press against a server that answers faster than the hash sends once', async () => {
+		const keys: Array<string | null> = [];
+		const client = createClient({
+			store: 'memory',
+			fetch: async (input: RequestInfo | URL) => {
+				keys.push(new Request(input).headers.get('idempotency-key'));
+				return new Response('{}', {status: 201});
+			},
+		});
+		const press = async () => (await client.intent('contact', body1)).send();
+		const [first, second] = await Promise.all([press(), press()]);
+
+		expect(keys).toHaveLength(1);
+		expect(second).toEqual(first);
+	});
+
 	test('concurrent intent() calls for different scopes give different intents', async () => {
 		const {store, client} = setUp();
 		const [a, b] = await Promise.all([client.intent('a', body1), client.intent('b', body1)]);

@@ -1,0 +1,23 @@
+import {ChaosPanel} from './ChaosPanel';
+import {ContactForm} from './ContactForm';
+import {useStats} from './stats';
+
+export function App() {
+	const {stats, refresh, chaos} = useStats();
+	return (
+		<div className="page">
+			<header className="intro">
+				<p className="brand">sendonce demo</p>
+				<p>
+					Press <strong>Send</strong>, then break the network with the panel on the right. However the
+					network misbehaves, each press of Send delivers <strong>one</strong> email, and when the page
+					cannot know, it says so instead of sending again.
+				</p>
+			</header>
+			<main className="columns">
+				<ContactForm onChange={refresh} />
+				<ChaosPanel stats={stats} chaos={chaos} />
+			</main>
+		</div>
+	);
+}

@@ -1,0 +1,73 @@
+import type {ChaosAction, DemoStats} from './stats';
+
+const FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
+	{action: 'lose-reply', label: 'Lose the next reply', what: 'the email is delivered, then the answer is lost on the way back'},
+	{action: 'error-503', label: 'Answer 503 next', what: 'the next request is turned away before any work'},
+	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
+];
+
+const QUEUED: Record<DemoStats['queued'][number], string> = {
+	'lose-reply': 'lose the reply',
+	'error-before': 'answer 503',
+	'error-after': 'answer 502 after the work',
+	'drop-before': 'drop the connection',
+	slow: 'slow work',
+	'rate-limit': 'answer 429',
+};
+
+export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos: (action: ChaosAction) => Promise<void>}) {
+	return (
+		<aside className="card panel" aria-labelledby="server-title" data-testid="chaos-panel">
+			<h2 id="server-title">The server</h2>
+			<p className="count">
+				<span data-testid="delivered-count">{stats?.delivered ?? '–'}</span>
+				<span>{stats?.delivered === 1 ? 'email delivered' : 'emails delivered'}</span>
+			</p>
+			<p className="muted">
+				<span data-testid="requests-count">{stats?.requests ?? '–'}</span> requests received: every attempt, and any
+				request the browser resent by itself after a dropped connection
+			</p>
+
+			<h3>Break the network</h3>
+			<ul className="chaos">
+				{FAULTS.map(({action, label, what}) => (
+					<li key={action}>
+						<button type="button" data-testid={`chaos-${action}`} onClick={() => void chaos(action)}>{label}</button>
+						<span className="muted">{what}</span>
+					</li>
+				))}
+				<li>
+					<label className="switch">
+						<input
+							type="checkbox"
+							role="switch"
+							data-testid="chaos-down"
+							checked={stats?.down ?? false}
+							onChange={event => void chaos(event.target.checked ? 'down' : 'up')}
+						/>
+						Server down
+					</label>
+					<span className="muted">every request is answered 503 until you switch it back</span>
+				</li>
+			</ul>
+			<p className="muted" data-testid="queued">
+				{stats?.queued.length ? `Next requests: ${stats.queued.map(type => QUEUED[type]).join(', then ')}` : 'No fault queued.'}
+			</p>
+
+			<h3>Last requests</h3>
+			{stats?.recent.length ? (
+				<ol className="log" data-testid="request-log">
+					{stats.recent.map(({key, outcome}, index) => (
+						<li key={index}>
+							<code>{key ? `${key.slice(0, 8)}…` : 'no key'}</code> → {outcome === 'dropped' ? 'connection dropped' : outcome}
+						</li>
+					))}
+				</ol>
+			) : <p className="muted">None yet.</p>}
+
+			<button type="button" className="link" data-testid="chaos-reset" onClick={() => void chaos('reset')}>
+				Reset the server
+			</button>
+		</aside>
+	);
+}

@@ -1,0 +1,234 @@
+/**
+ * The demo's server: one local port serves the built contact-form example, an idempotent
+ * `POST /api/contact` that honours sendonce's server contract (our `ContractServer`), and a
+ * small control panel for breaking the network on purpose.
+ *
+ *   POST /api/contact   {name, email, message} → 201 {id, delivered} | 400 {error, reason}
+ *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset'}
+ *   GET  /demo/stats    {delivered, requests, inFlight, queued, down, recent}
+ *
+ * Run it with `npm run demo` (which builds the example first), or start it in-process with
+ * `startDemoServer({port: 0})`.
+ */
+import {readFile} from 'node:fs/promises';
+import type {IncomingMessage, ServerResponse} from 'node:http';
+import {extname, join, normalize, resolve, sep} from 'node:path';
+import {fileURLToPath, pathToFileURL} from 'node:url';
+import {ContractServer, type Fault} from '../../test/server/contract-server.js';
+
+/** The built example (`vite build --config examples/react-form/vite.config.ts`). */
+export const EXAMPLE_DIST = fileURLToPath(new URL('../react-form/dist/', import.meta.url));
+
+/** How long "Make the work slow" makes the next delivery: longer than the example's timeout. */
+export const SLOW_MS = 4000;
+
+export interface DemoServerOptions {
+	/** 0 picks a free port. @default 5173 */
+	port?: number;
+	/** The directory of static files to serve. @default EXAMPLE_DIST */
+	root?: string;
+}
+
+export interface DemoServer {
+	/** `http://127.0.0.1:<port>` */
+	readonly url: string;
+	/** The idempotent API: its requests, effects and fault queue. */
+	readonly api: ContractServer;
+	close(): Promise<void>;
+}
+
+/** What `GET /demo/stats` answers. */
+export interface DemoStats {
+	/** Emails delivered: the work done, once per key however often it was retried. */
+	delivered: number;
+	/** Requests `POST /api/contact` received, retries included. */
+	requests: number;
+	/** Deliveries under way. */
+	inFlight: number;
+	/** Faults waiting for the next requests, in order. */
+	queued: Array<Fault['type']>;
+	/** Every request is answered 503 before any work. */
+	down: boolean;
+	/** The last requests: their key and the status answered, or 'dropped'. */
+	recent: Array<{key: string | undefined; outcome: number | 'dropped'}>;
+}
+
+/** What the chaos panel can ask for. */
+export type ChaosAction = 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset';
+
+const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset'>, Fault> = {
+	'lose-reply': {type: 'lose-reply'},
+	'error-503': {type: 'error-before', status: 503},
+	slow: {type: 'slow', ms: SLOW_MS},
+};
+
+const TYPES: Record<string, string> = {
+	'.html': 'text/html; charset=utf-8',
+	'.js': 'text/javascript; charset=utf-8',
+	'.css': 'text/css; charset=utf-8',
+	'.svg': 'image/svg+xml',
+	'.png': 'image/png',
+	'.ico': 'image/x-icon',
+	'.json': 'application/json',
+	'.map': 'application/json',
+};
+
+/** Why a contact message is refused, or undefined when it can be delivered. */
+export function refusal(body: unknown): string | undefined {
+	if (typeof body !== 'object' || body === null) return 'send a JSON object with name, email and message';
+	const {name, email, message} = body as Record<string, unknown>;
+	if (typeof name !== 'string' || name.trim() === '') return 'please tell us your name';
+	if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim())) return 'that email address does not look right';
+	if (typeof message !== 'string' || message.trim() === '') return 'the message is empty';
+	if (message.length > 5000) return 'the message is longer than 5000 characters';
+	return undefined;
+}
+
+function json(response: ServerResponse, status: number, value: unknown): true {
+	response.writeHead(status, {'content-type': 'application/json', 'cache-control': 'no-store'});
+	response.end(JSON.stringify(value));
+	return true;
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of request) chunks.push(chunk as Buffer);
+	try {
+		return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+	} catch {
+		return undefined;
+	}
+}
+
+async function serveFile(root: string, pathname: string, response: ServerResponse): Promise<true> {
+	// `root` is resolved (no trailing separator); nothing outside it is served.
+	let decoded: string;
+	try {
+		decoded = decodeURIComponent(pathname);
+	} catch {
+		return json(response, 400, {error: 'bad path'});
+	}
+
+	const relative = normalize(decoded).replace(/^[/\\]+/, '');
+	let file = resolve(root, relative === '' ? 'index.html' : relative);
+	if (!file.startsWith(root + sep)) return json(response, 404, {error: 'not found'});
+
+	// A path without an extension is a page of the single-page app.
+	if (extname(file) === '') file = join(root, 'index.html');
+	try {
+		const content = await readFile(file);
+		const type = TYPES[extname(file)] ?? 'application/octet-stream';
+		response.writeHead(200, {'content-type': type, 'cache-control': type.startsWith('text/html') ? 'no-store' : 'public, max-age=3600'});
+		response.end(content);
+	} catch {
+		if (extname(file) === '.html') {
+			response.writeHead(503, {'content-type': 'text/plain; charset=utf-8'});
+			response.end(`The example is not built (${file} is missing). Run \`npm run demo\`, which builds it first.\n`);
+		} else {
+			json(response, 404, {error: 'not found'});
+		}
+	}
+
+	return true;
+}
+
+/**
+ * Starts the demo on one local port and resolves once it listens.
+ *
+ * @example
+ * import {startDemoServer} from './examples/server/demo-server.ts';
+ *
+ * const demo = await startDemoServer({port: 0});
+ * console.log(demo.url);
+ * await demo.close();
+ */
+export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoServerOptions = {}): Promise<DemoServer> {
+	const base = resolve(root);
+	let down = false;
+
+	const chaos = (action: ChaosAction): boolean => {
+		if (action === 'down' || action === 'up') {
+			down = action === 'down';
+		} else if (action === 'reset') {
+			down = false;
+			api.reset();
+		} else if (action in CHAOS) {
+			api.faults.push(CHAOS[action]);
+		} else {
+			return false;
+		}
+
+		return true;
+	};
+
+	const stats = (): DemoStats => ({
+		delivered: api.totalEffects,
+		requests: api.requests.length,
+		inFlight: api.inFlight,
+		queued: api.faults.map(fault => fault.type),
+		down,
+		recent: api.requests.slice(-8).map(({key, outcome}) => ({key, outcome})),
+	});
+
+	const serve = async (request: IncomingMessage, response: ServerResponse): Promise<boolean> => {
+		const {pathname} = new URL(request.url ?? '/', 'http://localhost');
+		const method = request.method ?? 'GET';
+		if (pathname === '/api/contact') return method === 'POST' ? false : json(response, 405, {error: 'use POST'});
+		if (pathname === '/demo/stats' && method === 'GET') return json(response, 200, stats());
+		if (pathname === '/demo/chaos' && method === 'POST') {
+			const body = await readJson(request) as {action?: unknown} | undefined;
+			const action = body?.action;
+			if (typeof action !== 'string' || !chaos(action as ChaosAction)) {
+				return json(response, 400, {error: 'unknown action', reason: `expected one of lose-reply, error-503, slow, down, up, reset; got ${JSON.stringify(action)}`});
+			}
+
+			return json(response, 200, stats());
+		}
+
+		if (method !== 'GET' && method !== 'HEAD') return json(response, 404, {error: 'not found'});
+		return serveFile(base, pathname, response);
+	};
+
+	const api: ContractServer = new ContractServer({
+		serve,
+		faultFor: () => (down ? {type: 'error-before', status: 503} : undefined),
+		work(body) {
+			const reason = refusal(body);
+			if (reason) return {status: 400, body: JSON.stringify({error: 'invalid message', reason})};
+			// The effect is counted after this answer: this delivery is number total + 1.
+			const delivered = api.totalEffects + 1;
+			return {status: 201, body: JSON.stringify({id: `msg-${delivered}`, delivered})};
+		},
+	});
+	await api.listen(port);
+	return {
+		url: api.url,
+		api,
+		close: async () => api.close(),
+	};
+}
+
+async function main(): Promise<void> {
+	const port = Number(process.env.PORT ?? 5173);
+	if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError(`Expected \`PORT\` to be a port number, got ${process.env.PORT}`);
+	const demo = await startDemoServer({port}).catch((error: unknown) => {
+		if ((error as {code?: unknown}).code !== 'EADDRINUSE') throw error;
+		throw new Error(`Port ${port} is in use. Pick another with PORT=5174 npm run demo, or PORT=0 for any free port.`, {cause: error});
+	});
+	console.log(`\n  sendonce demo: ${demo.url}/\n`);
+	console.log('  Press Send, break the network with the chaos panel, and watch the count of emails delivered.');
+	console.log('  Ctrl+C to stop.\n');
+	const stop = () => {
+		void demo.close().then(() => process.exit(0));
+	};
+
+	process.once('SIGINT', stop);
+	process.once('SIGTERM', stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+	await main().catch((error: unknown) => {
+		console.error(error instanceof Error ? error.message : error);
+		process.exit(1);
+	});
+}

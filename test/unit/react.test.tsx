@@ -1,0 +1,262 @@
+// @vitest-environment happy-dom
+import {act, cleanup, fireEvent, render, screen, waitFor} from '@testing-library/react';
+import {StrictMode, useState} from 'react';
+import {afterEach, describe, expect, test, vi} from 'vitest';
+import {createClient, memoryStore, type ClientOptions, type IntentRequest, type IntentStore, type SendOnceClient} from '../../src/index.js';
+import {messages, SendOnceProvider, useIntent} from '../../src/react.js';
+
+const URL_CONTACT = 'https://api.test/contact';
+const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;
+
+type Reply = {status: number; json?: unknown; headers?: Record<string, string>} | 'network' | (() => Promise<Response>);
+
+/** A fetch stub that records each request and answers from `replies` in order (the last repeats). */
+function fakeApi(...replies: Reply[]) {
+	const seen: Array<{key: string | null; body: string}> = [];
+	const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+		const request = input instanceof Request ? input : new Request(input, init);
+		seen.push({key: request.headers.get('idempotency-key'), body: await request.text()});
+		const reply = replies[Math.min(seen.length, replies.length) - 1] ?? {status: 201};
+		if (reply === 'network') throw new TypeError('Failed to fetch');
+		if (typeof reply === 'function') return reply();
+		const headers = {'content-type': 'application/json', ...reply.headers};
+		return new Response(reply.json === undefined ? null : JSON.stringify(reply.json), {status: reply.status, headers});
+	};
+
+	return {fetch, seen, keys: () => seen.map(request => request.key)};
+}
+
+/** A reply that waits until the test lets it go. */
+function held(status = 201, json: unknown = {id: 'm-1'}) {
+	let release!: () => void;
+	const gate = new Promise<void>(resolve => {
+		release = resolve;
+	});
+	const reply = async () => {
+		await gate;
+		return new Response(JSON.stringify(json), {status, headers: {'content-type': 'application/json'}});
+	};
+
+	return {reply, release};
+}
+
+const contact = (message: string): IntentRequest => ({url: URL_CONTACT, json: {name: 'Ada', email: 'ada@example.com', message}});
+
+function Form({message = 'Hello'}: {message?: string}) {
+	const [text, setText] = useState(message);
+	const {state, attempts, key, mayHaveBeenSent, result, conflict, error, send, retry, discard} = useIntent('contact-form');
+	const reason = result?.status === 'failed' ? (result.data as {reason?: string} | undefined)?.reason : undefined;
+	return (
+		<div>
+			<output data-testid="state">{state}</output>
+			<output data-testid="key">{key ?? ''}</output>
+			<output data-testid="attempts">{attempts}</output>
+			<output data-testid="may">{String(mayHaveBeenSent)}</output>
+			{state === 'sending' && <p>{messages.attempt(attempts)}</p>}
+			{state === 'succeeded' && <p>{messages.sent}{result?.status === 'succeeded' && result.replayed ? ` ${messages.replayed}` : ''}</p>}
+			{state === 'failed' && <p>{messages.refused(reason)}</p>}
+			{mayHaveBeenSent && (state === 'unresolved' || state === 'expired') && <p>{messages.mayHaveBeenSent}</p>}
+			{conflict && <p data-testid="conflict">{messages.conflict}</p>}
+			{error !== undefined && <p data-testid="error">{String(error)}</p>}
+			<textarea aria-label="Message" value={text} onChange={event => setText(event.target.value)} />
+			<button type="button" disabled={state === 'pending' || state === 'sending'} onClick={() => void send(contact(text))}>{messages.send}</button>
+			<button type="button" onClick={() => void retry()}>{messages.retry}</button>
+			<button type="button" onClick={() => void send(contact(text), {replace: true})}>{messages.sendAsNew}</button>
+			<button type="button" onClick={() => void discard()}>Discard</button>
+		</div>
+	);
+}
+
+function mount(client: SendOnceClient, message?: string) {
+	return render(<StrictMode><SendOnceProvider client={client}><Form message={message} /></SendOnceProvider></StrictMode>);
+}
+
+function clientFor(api: {fetch: ClientOptions['fetch']}, store: IntentStore | 'memory' = 'memory') {
+	return createClient({store, fetch: api.fetch, ...FAST});
+}
+
+const state = () => screen.getByTestId('state').textContent;
+const click = (name: string) => fireEvent.click(screen.getByRole('button', {name}));
+const toBe = async (expected: string) => waitFor(() => expect(state()).toBe(expected));
+
+afterEach(() => {
+	cleanup();
+	vi.unstubAllGlobals();
+});
+
+describe('useIntent', () => {
+	test('is idle until sent, then sending, then succeeded', async () => {
+		const {reply, release} = held();
+		const api = fakeApi(reply);
+		mount(clientFor(api));
+		expect(state()).toBe('idle');
+		expect(screen.getByTestId('key').textContent).toBe('');
+
+		click(messages.send);
+		await toBe('sending');
+		expect(screen.getByText(messages.attempt(1))).toBeTruthy();
+		release();
+		await toBe('succeeded');
+		expect(screen.getByText(messages.sent)).toBeTruthy();
+		expect(api.keys()).toEqual([screen.getByTestId('key').textContent]);
+	});
+
+	test('a double click sends once: the button is disabled from the first click', async () => {
+		const api = fakeApi({status: 201, json: {id: 'm-1'}});
+		mount(clientFor(api));
+		click(messages.send);
+		expect(state()).toBe('pending');
+		click(messages.send);
+		await toBe('succeeded');
+		expect(api.seen).toHaveLength(1);
+	});
+
+	test('two sends in one event, while the first is on the wire, send once', async () => {
+		const {reply, release} = held();
+		const api = fakeApi(reply);
+		mount(clientFor(api));
+		act(() => {
+			click(messages.send);
+			click(messages.send);
+		});
+		await toBe('sending');
+		release();
+		await toBe('succeeded');
+		expect(api.seen).toHaveLength(1);
+	});
+
+	test('503s until retries run out end unresolved, saying it may have been sent', async () => {
+		const api = fakeApi({status: 503});
+		mount(clientFor(api));
+		click(messages.send);
+		await toBe('unresolved');
+		expect(screen.getByTestId('may').textContent).toBe('true');
+		expect(screen.getByText(messages.mayHaveBeenSent)).toBeTruthy();
+		expect(api.seen).toHaveLength(FAST.retry.limit);
+		expect(new Set(api.keys()).size).toBe(1);
+	});
+
+	test('retry() sends the unresolved intent again with the same Idempotency-Key', async () => {
+		const api = fakeApi({status: 503}, {status: 503}, {status: 503}, {status: 201, json: {id: 'm-1'}, headers: {'idempotent-replayed': 'true'}});
+		mount(clientFor(api));
+		click(messages.send);
+		await toBe('unresolved');
+		const key = screen.getByTestId('key').textContent;
+
+		click(messages.retry);
+		await toBe('succeeded');
+		expect(screen.getByText(`${messages.sent} ${messages.replayed}`)).toBeTruthy();
+		expect(api.seen).toHaveLength(4);
+		expect(api.keys()).toEqual([key, key, key, key]);
+	});
+
+	test('an edited body after a possible send is a conflict, and "send as new" uses a new key', async () => {
+		const api = fakeApi({status: 503}, {status: 503}, {status: 503}, {status: 201, json: {id: 'm-2'}});
+		mount(clientFor(api));
+		click(messages.send);
+		await toBe('unresolved');
+		const firstKey = screen.getByTestId('key').textContent;
+
+		fireEvent.change(screen.getByLabelText('Message'), {target: {value: 'Hello again'}});
+		click(messages.send);
+		await waitFor(() => expect(screen.getByTestId('conflict')).toBeTruthy());
+		expect(state()).toBe('unresolved');
+		expect(screen.queryByTestId('error')).toBeNull();
+		expect(api.seen).toHaveLength(3);
+
+		click(messages.sendAsNew);
+		await toBe('succeeded');
+		expect(screen.queryByTestId('conflict')).toBeNull();
+		expect(api.seen).toHaveLength(4);
+		expect(api.seen[3]?.key).not.toBe(firstKey);
+		expect(screen.getByTestId('key').textContent).toBe(api.seen[3]?.key);
+		expect(JSON.parse(api.seen[3]?.body ?? '{}')).toMatchObject({message: 'Hello again'});
+	});
+
+	test('a refused 400 is failed, with the server\'s reason', async () => {
+		const api = fakeApi({status: 400, json: {error: 'invalid', reason: 'the email address has no @'}});
+		mount(clientFor(api));
+		click(messages.send);
+		await toBe('failed');
+		expect(screen.getByText(messages.refused('the email address has no @'))).toBeTruthy();
+		expect(screen.getByTestId('may').textContent).toBe('false');
+		expect(api.seen).toHaveLength(1);
+	});
+
+	test('a reload in the middle of sending resumes on mount with the same key', async () => {
+		// The first page sends and never hears back.
+		const before = memoryStore();
+		const hang = fakeApi(async () => new Promise<Response>(() => undefined));
+		const intent = await clientFor(hang, before).intent('contact-form', contact('Hello'));
+		const controller = new AbortController();
+		void intent.send({signal: controller.signal});
+		await waitFor(() => expect(hang.seen).toHaveLength(1));
+
+		// The page is reloaded: what it had stored survives, the running send does not.
+		const after = memoryStore();
+		for (const [id, value] of await before.list()) await after.set(id, value);
+
+		controller.abort();
+		expect((await after.list()).map(([, value]) => (value as {state?: string}).state)).toContain('sending');
+
+		const api = fakeApi({status: 201, json: {id: 'm-1'}});
+		mount(clientFor(api, after));
+		await toBe('succeeded');
+		expect(api.keys()).toEqual([intent.key]);
+		expect(screen.getByTestId('key').textContent).toBe(intent.key);
+		expect(screen.getByTestId('attempts').textContent).toBe('2');
+	});
+
+	test('an unresolved intent found on mount is shown as such and not sent again', async () => {
+		const store = memoryStore();
+		const first = fakeApi({status: 503});
+		const intent = await clientFor(first, store).intent('contact-form', contact('Hello'));
+		await intent.send();
+
+		const api = fakeApi({status: 201});
+		mount(clientFor(api, store));
+		await toBe('unresolved');
+		expect(screen.getByText(messages.mayHaveBeenSent)).toBeTruthy();
+		expect(screen.getByTestId('key').textContent).toBe(intent.key);
+		expect(api.seen).toHaveLength(0);
+	});
+
+	test('discard() forgets the intent and returns to idle', async () => {
+		const api = fakeApi({status: 503}, {status: 503}, {status: 503}, {status: 201});
+		const store = memoryStore();
+		mount(clientFor(api, store));
+		click(messages.send);
+		await toBe('unresolved');
+
+		click('Discard');
+		await toBe('idle');
+		expect(screen.getByTestId('may').textContent).toBe('false');
+		await waitFor(async () => expect(await store.list()).toHaveLength(0));
+
+		click(messages.send);
+		await toBe('succeeded');
+		expect(api.seen[3]?.key).not.toBe(api.seen[0]?.key);
+	});
+
+	test('without a provider, hooks share one default client created on first use', async () => {
+		const {reply, release} = held();
+		const api = fakeApi(reply);
+		vi.stubGlobal('fetch', api.fetch);
+		function Bare() {
+			const {state, send} = useIntent('bare');
+			return <button type="button" onClick={() => void send({url: URL_CONTACT, json: {n: 1}})}>{state}</button>;
+		}
+
+		render(<><Bare /><Bare /></>);
+		const [first, second] = screen.getAllByRole('button');
+		act(() => {
+			fireEvent.click(first!);
+			fireEvent.click(second!);
+		});
+		await waitFor(() => expect(first!.textContent).toBe('sending'));
+		release();
+		await waitFor(() => expect(first!.textContent).toBe('succeeded'));
+		await waitFor(() => expect(second!.textContent).toBe('succeeded'));
+		expect(api.seen).toHaveLength(1);
+	});
+});
