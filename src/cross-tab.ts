@@ -142,6 +142,8 @@ export class Coordinator {
 		if (this.#channel === undefined) {
 			this.#channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(CHANNEL) : false;
 			if (this.#channel) {
+				// In Node (SSR, tests, scripts) an open channel would keep the process alive.
+				(this.#channel as {unref?: () => void}).unref?.();
 				this.#channel.addEventListener('message', (event: MessageEvent<Message>) => {
 					const {data} = event;
 					if (data?.type !== 'outcome' || typeof data.key !== 'string') return;
