@@ -7,17 +7,25 @@
  *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset'}
  *   GET  /demo/stats    {delivered, requests, inFlight, queued, down, recent}
  *
- * Run it with `npm run demo` (which builds the example first), or start it in-process with
- * `startDemoServer({port: 0})`.
+ * Run it with `npm run demo` (which builds the React example first), `npm run demo:vue` (the
+ * Vue one, served with `--example vue`), or start it in-process with `startDemoServer({port: 0})`.
  */
 import {readFile} from 'node:fs/promises';
 import type {IncomingMessage, ServerResponse} from 'node:http';
 import {extname, join, normalize, resolve, sep} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
+import {parseArgs} from 'node:util';
 import {ContractServer, type Fault} from '../../test/server/contract-server.js';
 
 /** The built example (`vite build --config examples/react-form/vite.config.ts`). */
 export const EXAMPLE_DIST = fileURLToPath(new URL('../react-form/dist/', import.meta.url));
+
+/** The built examples that `--example <name>` serves; `react` (EXAMPLE_DIST) by default. */
+export const EXAMPLE_DISTS = {
+	react: EXAMPLE_DIST,
+	/** `vite build --config examples/vue-form/vite.config.ts` */
+	vue: fileURLToPath(new URL('../vue-form/dist/', import.meta.url)),
+} as const;
 
 /** How long "Make the work slow" makes the next delivery: longer than the example's timeout. */
 export const SLOW_MS = 4000;
@@ -123,7 +131,7 @@ async function serveFile(root: string, pathname: string, response: ServerRespons
 	} catch {
 		if (extname(file) === '.html') {
 			response.writeHead(503, {'content-type': 'text/plain; charset=utf-8'});
-			response.end(`The example is not built (${file} is missing). Run \`npm run demo\`, which builds it first.\n`);
+			response.end(`The example is not built (${file} is missing). Run \`npm run demo\` (or \`npm run demo:vue\`), which builds it first.\n`);
 		} else {
 			json(response, 404, {error: 'not found'});
 		}
@@ -211,11 +219,14 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 async function main(): Promise<void> {
 	const port = Number(process.env.PORT ?? 5173);
 	if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError(`Expected \`PORT\` to be a port number, got ${process.env.PORT}`);
-	const demo = await startDemoServer({port}).catch((error: unknown) => {
+	const {example} = parseArgs({options: {example: {type: 'string', default: 'react'}}}).values;
+	if (!Object.hasOwn(EXAMPLE_DISTS, example)) throw new TypeError(`Expected \`--example\` to be one of ${Object.keys(EXAMPLE_DISTS).join(', ')}, got ${example}`);
+	const root = EXAMPLE_DISTS[example as keyof typeof EXAMPLE_DISTS];
+	const demo = await startDemoServer({port, root}).catch((error: unknown) => {
 		if ((error as {code?: unknown}).code !== 'EADDRINUSE') throw error;
 		throw new Error(`Port ${port} is in use. Pick another with PORT=5174 npm run demo, or PORT=0 for any free port.`, {cause: error});
 	});
-	console.log(`\n  sendonce demo: ${demo.url}/\n`);
+	console.log(`\n  sendonce demo (${example}): ${demo.url}/\n`);
 	console.log('  Press Send, break the network with the chaos panel, and watch the count of emails delivered.');
 	console.log('  Ctrl+C to stop.\n');
 	const stop = () => {

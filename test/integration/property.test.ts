@@ -50,4 +50,4 @@ test('under any sequence of faults, a succeeded intent has exactly one effect an
 		),
 		{numRuns: 60},
 	);
-});
+}, 60_000);

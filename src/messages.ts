@@ -1,0 +1,52 @@
+/**
+ * The shape of {@link messages}: copy for every state of a form.
+ *
+ * @example
+ * import {messages, type Messages} from 'sendonce/react'; // or 'sendonce/vue'
+ *
+ * export const copy: Messages = {...messages, sent: 'Merci, votre message est parti.'};
+ */
+export interface Messages {
+	sending: string;
+	/** Shown while sending; attempt 1 reads as plain `sending`. */
+	attempt(attempt: number): string;
+	sent: string;
+	/** Added to `sent` when the server's answer was its stored replay (`result.replayed`). */
+	replayed: string;
+	/** A definitive 4xx, with the server's reason when it gave one. */
+	refused(reason?: string): string;
+	/** For `unresolved` and `expired` intents. */
+	mayHaveBeenSent: string;
+	retryHint: string;
+	/** For `expired` intents: too late to retry safely. */
+	expired: string;
+	conflict: string;
+	send: string;
+	retry: string;
+	sendAsNew: string;
+}
+
+/**
+ * Default English strings for a form driven by `useIntent` (React or Vue). Replace any of
+ * them: `const copy = {...messages, sent: 'Merci !'}`.
+ *
+ * @example
+ * import {messages, useIntent} from 'sendonce/react'; // or 'sendonce/vue'
+ *
+ * const {state, attempts} = useIntent('contact-form');
+ * const label = state === 'sending' ? messages.attempt(attempts) : messages.send;
+ */
+export const messages: Messages = {
+	sending: 'Sending…',
+	attempt: attempt => (attempt > 1 ? `Sending… (attempt ${attempt})` : 'Sending…'),
+	sent: 'Your message was sent.',
+	replayed: 'The server had already received it: this is its earlier answer, nothing was sent twice.',
+	refused: reason => `Your message was not sent: ${reason ?? 'the server refused it'}.`,
+	mayHaveBeenSent: 'Your message may have been sent. The connection failed before the server could confirm it.',
+	retryHint: 'Retry asks again with the same key: the server will not deliver it twice.',
+	expired: 'It is too late to ask again safely: check whether it arrived before you send it again.',
+	conflict: 'Your earlier message may have been sent, and the text has changed. Retry the earlier message, or send this text as a new message?',
+	send: 'Send',
+	retry: 'Retry',
+	sendAsNew: 'Send as a new message',
+};
