@@ -199,6 +199,8 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 
 	const api: ContractServer = new ContractServer({
 		serve,
+		// Pace the client while a slow delivery runs, so its retries outlast the work.
+		conflictRetryAfter: 1,
 		faultFor: () => (down ? {type: 'error-before', status: 503} : undefined),
 		work(body) {
 			const reason = refusal(body);

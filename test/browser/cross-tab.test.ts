@@ -1,9 +1,8 @@
-import type {Browser, BrowserContext, Page} from 'playwright-core';
-import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
+import type {Page} from 'playwright-core';
+import {afterEach, describe, expect, test} from 'vitest';
 import {LEASE_MS} from '../../src/cross-tab.js';
 import type {IntentResult, SendOnceClient} from '../../src/index.js';
-import type {ContractServer} from '../server/contract-server.js';
-import {indexedDbEntries, launchBrowser, openPage, pageEvents, startSite} from './harness.js';
+import {indexedDbEntries, openPage, pageEvents, useSite} from './harness.js';
 
 /** Fast retries: a 409 while the server still works is asked again within a few hundred ms. */
 const OPTIONS = {retry: {limit: 30, baseDelay: 100, maxDelay: 400}, timeout: 10_000} as const;
@@ -34,9 +33,6 @@ function withoutWebLocks(): void {
 	Object.defineProperty(Navigator.prototype, 'locks', {configurable: true, get: () => undefined});
 }
 
-let server: ContractServer;
-let browser: Browser;
-let context: BrowserContext;
 /** Requests wait here on arrival, before the server claims their key, while the gate is shut. */
 let gate: Promise<void> = Promise.resolve();
 let openGate: () => void = () => undefined;
@@ -47,20 +43,9 @@ function shutGate(): void {
 	});
 }
 
-beforeAll(async () => {
-	[server, browser] = await Promise.all([startSite({onArrival: async () => gate}), launchBrowser()]);
-});
-afterAll(async () => {
-	await browser?.close();
-	await server?.close();
-});
-beforeEach(async () => {
-	context = await browser.newContext();
-});
-afterEach(async () => {
+const site = useSite({onArrival: async () => gate});
+afterEach(() => {
 	openGate();
-	await context.close();
-	server.reset();
 });
 
 /**
@@ -101,7 +86,7 @@ async function setUpTab(page: Page, name: string, options: typeof OPTIONS | {ret
 }
 
 async function openTab(name: string, ...initScripts: Array<() => void>): Promise<Page> {
-	const page = await openPage(context, server, ...initScripts);
+	const page = await openPage(site.context, site.server, ...initScripts);
 	await setUpTab(page, name);
 	return page;
 }
@@ -130,7 +115,7 @@ async function resumed(page: Page): Promise<IntentResult[]> {
 
 /** The tab whose request the server saw at `index`. */
 async function senderOf(pages: Page[], index: number): Promise<Page> {
-	const name = server.requests[index]?.headers['x-tab'];
+	const name = site.server.requests[index]?.headers['x-tab'];
 	const names = await Promise.all(pages.map(async page => page.evaluate(() => window.tab.name)));
 	const page = pages[names.indexOf(String(name))];
 	if (!page) throw new Error(`No tab sent request ${index} (x-tab: ${String(name)})`);
@@ -156,9 +141,9 @@ async function fewestReads(pages: Page[]): Promise<number> {
  */
 async function resumeEverywhere(pages: Page[], key: string, waitingOn: 'web-lock' | 'lease'): Promise<{owner: Page; results: IntentResult[][]}> {
 	shutGate();
-	const before = server.requests.length;
+	const before = site.server.requests.length;
 	await Promise.all(pages.map(startResume));
-	await expect.poll(() => server.requests.length).toBe(before + 1);
+	await expect.poll(() => site.server.requests.length).toBe(before + 1);
 	const owner = await senderOf(pages, before);
 	const others = pages.filter(page => page !== owner);
 	if (waitingOn === 'web-lock') {
@@ -168,7 +153,7 @@ async function resumeEverywhere(pages: Page[], key: string, waitingOn: 'web-lock
 		await expect.poll(async () => fewestReads(others)).toBeGreaterThanOrEqual(2);
 	}
 
-	expect(server.requests).toHaveLength(before + 1);
+	expect(site.server.requests).toHaveLength(before + 1);
 	openGate();
 	return {owner, results: await Promise.all(pages.map(resumed))};
 }
@@ -190,10 +175,10 @@ describe('tabs resuming one interrupted intent at once (Web Locks)', () => {
 		const ownResult = results[pages.indexOf(owner)]!;
 		for (const result of results) expect(result).toEqual(ownResult);
 
-		expect(server.requests).toHaveLength(1);
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
-		expect(server.totalEffects).toBe(1);
+		expect(site.server.requests).toHaveLength(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
+		expect(site.server.totalEffects).toBe(1);
 		expect(await attemptEvents(pages)).toBe(1);
 		expect(await indexedDbEntries(owner)).toEqual({});
 		expect(await Promise.all(pages.map(async page => page.evaluate(async () => (await window.tab.client.list()).length)))).toEqual(Array(count).fill(0));
@@ -208,12 +193,12 @@ describe('tabs resuming one interrupted intent at once (Web Locks)', () => {
 			void intent.send();
 			return intent.key;
 		}, ORDER);
-		await expect.poll(() => server.requests.length).toBe(1);
+		await expect.poll(() => site.server.requests.length).toBe(1);
 		await first.reload();
 		await setUpTab(first, 'tab-0');
 		// The server does the work of the interrupted attempt; nobody is left to hear its answer.
 		openGate();
-		await expect.poll(() => server.effects.get('o-1')).toBe(1);
+		await expect.poll(() => site.server.effects.get('o-1')).toBe(1);
 		expect(await indexedDbEntries(first)).toMatchObject({'intent:checkout': {key, state: 'sending', attempts: 1}});
 
 		const {results} = await resumeEverywhere(pages, key, 'web-lock');
@@ -224,10 +209,10 @@ describe('tabs resuming one interrupted intent at once (Web Locks)', () => {
 
 		expect(results[1]).toEqual(results[0]);
 		expect(results[2]).toEqual(results[0]);
-		expect(server.requests).toHaveLength(2);
-		expect(server.keys).toEqual([key, key]);
-		expect(server.requests[1]!.outcome).toBe(201);
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.requests).toHaveLength(2);
+		expect(site.server.keys).toEqual([key, key]);
+		expect(site.server.requests[1]!.outcome).toBe(201);
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await indexedDbEntries(first)).toEqual({});
 	});
 });
@@ -242,10 +227,10 @@ describe('tabs resuming one interrupted intent at once, without Web Locks (a lea
 		expect(ownResult).toEqual([expect.objectContaining({status: 'succeeded', key, replayed: false, attempts: 1, data: {id: 'order-1', order: 'o-1', effects: 1}})]);
 		for (const result of results) expect(result).toEqual(ownResult);
 
-		expect(server.requests).toHaveLength(1);
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
-		expect(server.totalEffects).toBe(1);
+		expect(site.server.requests).toHaveLength(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
+		expect(site.server.totalEffects).toBe(1);
 		expect(await attemptEvents(pages)).toBe(1);
 		// The lease went with the record: nothing is left behind for a later resume to wait on.
 		expect(await indexedDbEntries(owner)).toEqual({});
@@ -261,7 +246,7 @@ describe('the owner tab closed mid-attempt', () => {
 			window.tab.sent = intent.send();
 			return intent.key;
 		}, ORDER);
-		await expect.poll(() => server.requests.length).toBe(1);
+		await expect.poll(() => site.server.requests.length).toBe(1);
 		await startResume(waiter);
 		return key;
 	}
@@ -272,26 +257,26 @@ describe('the owner tab closed mid-attempt', () => {
 	 * waiter 409, and replays its answer to the waiter's next attempts.
 	 */
 	async function serverCatchesUp(waiter: Page): Promise<IntentResult[]> {
-		server.faults.push({type: 'slow', ms: 300});
+		site.server.faults.push({type: 'slow', ms: 300});
 		openGate();
 		const results = await resumed(waiter);
-		expect(server.requests[1]!.outcome).toBe(409);
+		expect(site.server.requests[1]!.outcome).toBe(409);
 		return results;
 	}
 
 	async function expectTakenOver(waiter: Page, key: string, results: IntentResult[]): Promise<void> {
 		// Every attempt counts toward the intent, the owner's and the waiter's 409s included.
-		expect(results).toEqual([expect.objectContaining({status: 'succeeded', key, replayed: true, attempts: server.requests.length, data: {id: 'order-1', order: 'o-1', effects: 1}})]);
-		expect(server.effects.get('o-1')).toBe(1);
-		expect(server.totalEffects).toBe(1);
-		expect(new Set(server.keys)).toEqual(new Set([key]));
-		expect(server.requests.map(request => request.headers['x-tab'])).toEqual(['owner', ...Array(server.requests.length - 1).fill('waiter')]);
+		expect(results).toEqual([expect.objectContaining({status: 'succeeded', key, replayed: true, attempts: site.server.requests.length, data: {id: 'order-1', order: 'o-1', effects: 1}})]);
+		expect(site.server.effects.get('o-1')).toBe(1);
+		expect(site.server.totalEffects).toBe(1);
+		expect(new Set(site.server.keys)).toEqual(new Set([key]));
+		expect(site.server.requests.map(request => request.headers['x-tab'])).toEqual(['owner', ...Array(site.server.requests.length - 1).fill('waiter')]);
 		expect(await indexedDbEntries(waiter)).toEqual({});
 	}
 
 	test('without Web Locks: a waiting tab keeps waiting while the lease holds, then takes over with the same key; the server works once', async () => {
 		// One clock for the context: it runs on its own, and the test jumps it past the lease.
-		await context.clock.install();
+		await site.context.clock.install();
 		const owner = await openTab('owner', withoutWebLocks);
 		const waiter = await openTab('waiter', withoutWebLocks);
 		const key = await ownerMidAttempt(owner, waiter);
@@ -303,12 +288,12 @@ describe('the owner tab closed mid-attempt', () => {
 		// The owner is gone, but its lease has not run out: the waiter polls and sends nothing.
 		const polled = await fewestReads([waiter]);
 		await expect.poll(async () => fewestReads([waiter])).toBeGreaterThanOrEqual(polled + 2);
-		expect(server.requests).toHaveLength(1);
+		expect(site.server.requests).toHaveLength(1);
 		expect(await indexedDbEntries(waiter)).toMatchObject({'intent:checkout': {key, state: 'sending', attempts: 1, lease}});
 
-		await context.clock.fastForward(LEASE_MS);
+		await site.context.clock.fastForward(LEASE_MS);
 		// The waiter still gives a lost outcome message a second (GRACE_MS) before it sends.
-		await expect.poll(() => server.requests.length, {timeout: 5000}).toBe(2);
+		await expect.poll(() => site.server.requests.length, {timeout: 5000}).toBe(2);
 		await expectTakenOver(waiter, key, await serverCatchesUp(waiter));
 	});
 
@@ -320,7 +305,7 @@ describe('the owner tab closed mid-attempt', () => {
 		await owner.close();
 
 		// After GRACE_MS (a second for a lost outcome message), well before a lease would have gone stale.
-		await expect.poll(() => server.requests.length, {timeout: LEASE_MS / 2}).toBe(2);
+		await expect.poll(() => site.server.requests.length, {timeout: LEASE_MS / 2}).toBe(2);
 		expect(await webLock(waiter, key)).toEqual({held: 1, pending: 0});
 		await expectTakenOver(waiter, key, await serverCatchesUp(waiter));
 	});
@@ -328,10 +313,10 @@ describe('the owner tab closed mid-attempt', () => {
 
 describe('offline, then online', () => {
 	test('while offline the intent waits without spending attempts; back online it is sent once', async () => {
-		const page = await openPage(context, server);
+		const page = await openPage(site.context, site.server);
 		// A wait longer than the test: only the `online` event can end it.
 		await setUpTab(page, 'tab', {retry: {limit: 3, maxDelay: 20_000}});
-		await context.setOffline(true);
+		await site.context.setOffline(true);
 		expect(await page.evaluate(() => navigator.onLine)).toBe(false);
 
 		const key = await page.evaluate(async order => {
@@ -342,14 +327,14 @@ describe('offline, then online', () => {
 		await expect.poll(async () => (await pageEvents(page)).map(event => event.type)).toEqual(['wait-online']);
 		expect(await pageEvents(page)).toEqual([{type: 'wait-online', key, scope: 'checkout', attempt: 0}]);
 		expect(await indexedDbEntries(page)).toMatchObject({'intent:checkout': {key, state: 'pending', attempts: 0}});
-		expect(server.requests).toEqual([]);
+		expect(site.server.requests).toEqual([]);
 
-		await context.setOffline(false);
+		await site.context.setOffline(false);
 		const result = await page.evaluate(async () => window.tab.sent!);
 
 		expect(result).toMatchObject({status: 'succeeded', key, replayed: false, attempts: 1});
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect((await pageEvents(page)).map(event => event.type)).toEqual(['wait-online', 'attempt', 'settled']);
 		expect(await indexedDbEntries(page)).toEqual({});
 	});
@@ -363,7 +348,7 @@ describe('resume on lifecycle events', () => {
 		const other = await openTab('creator');
 		const key = await other.evaluate(async order => (await window.tab.client.intent('checkout', order)).key, ORDER);
 		expect(await page.evaluate(() => window.tab.lists)).toBe(1);
-		expect(server.requests).toEqual([]);
+		expect(site.server.requests).toEqual([]);
 		return {page, key};
 	}
 
@@ -381,9 +366,9 @@ describe('resume on lifecycle events', () => {
 		await expect.poll(async () => (await pageEvents(page)).filter(event => event.type === 'settled')).toEqual([
 			{type: 'settled', key, scope: 'checkout', attempt: 1, outcome: 'succeeded', status: 201},
 		]);
-		expect(server.keys).toEqual([key]);
-		expect(server.requests[0]!.headers['x-tab']).toBe('resumer');
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.requests[0]!.headers['x-tab']).toBe('resumer');
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await indexedDbEntries(page)).toEqual({});
 	});
 
@@ -398,8 +383,8 @@ describe('resume on lifecycle events', () => {
 		await expect.poll(async () => (await pageEvents(page)).filter(event => event.type === 'settled')).toHaveLength(1);
 		expect(await page.evaluate(() => window.tab.lists)).toBe(2);
 		expect((await pageEvents(page)).filter(event => event.type === 'attempt')).toEqual([{type: 'attempt', key, scope: 'checkout', attempt: 1}]);
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await indexedDbEntries(page)).toEqual({});
 	});
 });
@@ -432,9 +417,9 @@ describe('a tab that starts sending as the owner finishes', () => {
 			window.tab.slow!.end();
 		});
 		expect(await resumed(late!)).toEqual(ownResult);
-		expect(server.requests).toHaveLength(1);
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.requests).toHaveLength(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await attemptEvents([owner!, late!])).toBe(1);
 		expect(await indexedDbEntries(owner!)).toEqual({});
 	});

@@ -1,34 +1,16 @@
-import type {Browser, BrowserContext} from 'playwright-core';
-import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
-import type {ContractServer} from '../server/contract-server.js';
-import {indexedDbEntries, launchBrowser, launchProfile, openPage, profileDir, startSite} from './harness.js';
+import {describe, expect, test} from 'vitest';
+import {indexedDbEntries, launchProfile, openPage, profileDir, useSite} from './harness.js';
 
 /** Fast retries: a 409 while the server still works is asked again within a few hundred ms. */
 const OPTIONS = {retry: {limit: 30, baseDelay: 100, maxDelay: 400}, timeout: 10_000} as const;
 const ORDER = {url: '/orders', json: {order: 'o-1', total: 42}} as const;
 
-let server: ContractServer;
-let browser: Browser;
-let context: BrowserContext;
-beforeAll(async () => {
-	[server, browser] = await Promise.all([startSite(), launchBrowser()]);
-});
-afterAll(async () => {
-	await browser?.close();
-	await server?.close();
-});
-beforeEach(async () => {
-	context = await browser.newContext();
-});
-afterEach(async () => {
-	await context.close();
-	server.reset();
-});
+const site = useSite();
 
 describe('IndexedDB keeps the intent across a reload', () => {
 	test('a reload while the first attempt is in flight: the next page resumes it with the same key and the server works once', async () => {
-		server.faults.push({type: 'slow', ms: 1500});
-		const page = await openPage(context, server);
+		site.server.faults.push({type: 'slow', ms: 1500});
+		const page = await openPage(site.context, site.server);
 		const key = await page.evaluate(async ({options, order}) => {
 			const {createClient} = await window.loadSendonce();
 			const client = createClient(options);
@@ -37,9 +19,9 @@ describe('IndexedDB keeps the intent across a reload', () => {
 			return intent.key;
 		}, {options: OPTIONS, order: ORDER});
 
-		await expect.poll(() => server.requests.length).toBe(1);
+		await expect.poll(() => site.server.requests.length).toBe(1);
 		await page.reload();
-		expect(server.effects.get('o-1') ?? 0).toBe(0);
+		expect(site.server.effects.get('o-1') ?? 0).toBe(0);
 
 		const stored = await indexedDbEntries(page);
 		expect(Object.keys(stored)).toEqual(['intent:checkout']);
@@ -55,15 +37,15 @@ describe('IndexedDB keeps the intent across a reload', () => {
 		expect(durable).toBe(true);
 		expect(listed).toEqual([{key, scope: 'checkout', state: 'sending', attempts: 1}]);
 		expect(results).toMatchObject([{status: 'succeeded', key, replayed: true, data: {order: 'o-1', effects: 1}}]);
-		expect(server.effects.get('o-1')).toBe(1);
-		expect(server.requests.length).toBeGreaterThanOrEqual(2);
-		expect(new Set(server.keys)).toEqual(new Set([key]));
-		expect(new Set(server.requests.map(request => request.body))).toEqual(new Set(['{"order":"o-1","total":42}']));
+		expect(site.server.effects.get('o-1')).toBe(1);
+		expect(site.server.requests.length).toBeGreaterThanOrEqual(2);
+		expect(new Set(site.server.keys)).toEqual(new Set([key]));
+		expect(new Set(site.server.requests.map(request => request.body))).toEqual(new Set(['{"order":"o-1","total":42}']));
 		expect(await indexedDbEntries(page)).toEqual({});
 	});
 
 	test('a reload between intent() and send(): the intent is still pending with its key and is sent once', async () => {
-		const page = await openPage(context, server);
+		const page = await openPage(site.context, site.server);
 		const key = await page.evaluate(async ({options, order}) => {
 			const {createClient} = await window.loadSendonce();
 			const intent = await createClient(options).intent('checkout', order);
@@ -81,8 +63,8 @@ describe('IndexedDB keeps the intent across a reload', () => {
 
 		expect(listed).toEqual([{key, state: 'pending', attempts: 0, mayHaveBeenSent: false}]);
 		expect(results).toMatchObject([{status: 'succeeded', key, replayed: false, attempts: 1}]);
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await indexedDbEntries(page)).toEqual({});
 	});
 });
@@ -92,7 +74,7 @@ describe('IndexedDB keeps the intent across a browser restart', () => {
 		const profile = await profileDir();
 		try {
 			const first = await launchProfile(profile.path);
-			const before = await openPage(first, server);
+			const before = await openPage(first, site.server);
 			const key = await before.evaluate(async ({options, order}) => {
 				const {createClient} = await window.loadSendonce();
 				return (await createClient(options).intent('checkout', order)).key;
@@ -101,7 +83,7 @@ describe('IndexedDB keeps the intent across a browser restart', () => {
 
 			const second = await launchProfile(profile.path);
 			try {
-				const after = await openPage(second, server);
+				const after = await openPage(second, site.server);
 				expect(await indexedDbEntries(after)).toMatchObject({'intent:checkout': {key, state: 'pending'}});
 				const {listed, results} = await after.evaluate(async options => {
 					const {createClient} = await window.loadSendonce();
@@ -112,8 +94,8 @@ describe('IndexedDB keeps the intent across a browser restart', () => {
 
 				expect(listed).toEqual([key]);
 				expect(results).toMatchObject([{status: 'succeeded', key}]);
-				expect(server.keys).toEqual([key]);
-				expect(server.effects.get('o-1')).toBe(1);
+				expect(site.server.keys).toEqual([key]);
+				expect(site.server.effects.get('o-1')).toBe(1);
 				expect(await indexedDbEntries(after)).toEqual({});
 			} finally {
 				await second.close();
@@ -126,7 +108,7 @@ describe('IndexedDB keeps the intent across a browser restart', () => {
 
 describe('indexedDbStore in Chromium', () => {
 	test('update is atomic across two tabs of the same origin', async () => {
-		const pages = [await openPage(context, server), await openPage(context, server)];
+		const pages = [await openPage(site.context, site.server), await openPage(site.context, site.server)];
 		await Promise.all(pages.map(async page => page.evaluate(async () => {
 			const {indexedDbStore} = await window.loadSendonce();
 			const store = indexedDbStore();
@@ -134,6 +116,6 @@ describe('indexedDbStore in Chromium', () => {
 		})));
 
 		expect(await indexedDbEntries(pages[0]!)).toEqual({'lease:order': 50});
-		expect(server.requests).toEqual([]);
+		expect(site.server.requests).toEqual([]);
 	});
 });

@@ -2,7 +2,7 @@ import {mkdtemp, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {chromium, type Browser, type BrowserContext, type Page} from 'playwright-core';
-import {inject} from 'vitest';
+import {afterAll, afterEach, beforeAll, beforeEach, inject} from 'vitest';
 import type {SendOnceEvent} from '../../src/index.js';
 import {startContractServer, type ContractServer, type ContractServerOptions} from '../server/contract-server.js';
 
@@ -26,6 +26,8 @@ declare global {
 		sendonceEvents: PageEvent[];
 		/** An `onEvent` option that keeps events in `sendonceEvents`. */
 		recordEvent(event: SendOnceEvent): void;
+		/** sendonce's IndexedDB database, opened (and created if need be) by the page. */
+		openSendonceDb(): Promise<IDBDatabase>;
 	}
 }
 
@@ -50,6 +52,13 @@ const PAGE = `<!doctype html>
 <title>sendonce</title>
 <script>
 window.loadSendonce = () => import('/sendonce.js');
+// sendonce's database, created as idb-keyval creates it, so that sendonce can open it after us.
+window.openSendonceDb = () => new Promise((resolve, reject) => {
+	const request = indexedDB.open('sendonce');
+	request.onupgradeneeded = () => request.result.createObjectStore('intents');
+	request.onsuccess = () => resolve(request.result);
+	request.onerror = () => reject(request.error);
+});
 window.sendonceEvents = [];
 window.recordEvent = event => {
 	const {error, ...rest} = event;
@@ -109,13 +118,7 @@ export async function openPage(context: BrowserContext, server: ContractServer, 
 /** Everything in sendonce's IndexedDB object store, read by the page itself. */
 export async function indexedDbEntries(page: Page): Promise<Record<string, unknown>> {
 	return page.evaluate(async () => {
-		const db = await new Promise<IDBDatabase>((resolve, reject) => {
-			const request = indexedDB.open('sendonce');
-			// As idb-keyval creates it, so that sendonce can open it after us.
-			request.onupgradeneeded = () => request.result.createObjectStore('intents');
-			request.onsuccess = () => resolve(request.result);
-			request.onerror = () => reject(request.error);
-		});
+		const db = await window.openSendonceDb();
 		try {
 			const store = db.transaction('intents').objectStore('intents');
 			const result = async <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => {
@@ -133,12 +136,7 @@ export async function indexedDbEntries(page: Page): Promise<Record<string, unkno
 /** Writes `value` under `id` in sendonce's IndexedDB object store, as another script on the page could. */
 export async function putIntoIndexedDb(page: Page, id: string, value: unknown): Promise<void> {
 	await page.evaluate(async ([id, value]) => {
-		const db = await new Promise<IDBDatabase>((resolve, reject) => {
-			const request = indexedDB.open('sendonce');
-			request.onupgradeneeded = () => request.result.createObjectStore('intents');
-			request.onsuccess = () => resolve(request.result);
-			request.onerror = () => reject(request.error);
-		});
+		const db = await window.openSendonceDb();
 		try {
 			const transaction = db.transaction('intents', 'readwrite');
 			transaction.objectStore('intents').put(value, id);
@@ -168,4 +166,37 @@ export async function sessionEntries(page: Page): Promise<Record<string, string>
 /** The events the page recorded through `recordEvent`. */
 export async function pageEvents(page: Page): Promise<PageEvent[]> {
 	return page.evaluate(() => window.sendonceEvents);
+}
+
+/** What {@link useSite} gives a test file. */
+export interface Site {
+	/** The contract server, also serving the blank page and the bundle. */
+	readonly server: ContractServer;
+	/** One Chromium per file. */
+	readonly browser: Browser;
+	/** A fresh browser context (empty storage) per test. */
+	readonly context: BrowserContext;
+}
+
+/**
+ * Registers the hooks every browser test file needs: the site and Chromium for the file, a
+ * fresh context per test, and a server reset after each.
+ */
+export function useSite(options?: ContractServerOptions): Site {
+	const site = {} as {server: ContractServer; browser: Browser; context: BrowserContext};
+	beforeAll(async () => {
+		[site.server, site.browser] = await Promise.all([startSite(options), launchBrowser()]);
+	});
+	afterAll(async () => {
+		await site.browser?.close();
+		await site.server?.close();
+	});
+	beforeEach(async () => {
+		site.context = await site.browser.newContext();
+	});
+	afterEach(async () => {
+		await site.context.close();
+		site.server.reset();
+	});
+	return site;
 }

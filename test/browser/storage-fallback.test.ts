@@ -1,7 +1,6 @@
-import type {Browser, BrowserContext, Page} from 'playwright-core';
-import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
-import type {ContractServer} from '../server/contract-server.js';
-import {indexedDbEntries, launchBrowser, openPage, pageEvents, putIntoIndexedDb, sessionEntries, startSite} from './harness.js';
+import type {Page} from 'playwright-core';
+import {describe, expect, test} from 'vitest';
+import {indexedDbEntries, openPage, pageEvents, putIntoIndexedDb, sessionEntries, useSite} from './harness.js';
 
 const OPTIONS = {retry: {limit: 5, baseDelay: 50, maxDelay: 200}, timeout: 10_000} as const;
 const ORDER = {url: '/orders', json: {order: 'o-1'}} as const;
@@ -31,23 +30,7 @@ const breakStorage = {
 	},
 };
 
-let server: ContractServer;
-let browser: Browser;
-let context: BrowserContext;
-beforeAll(async () => {
-	[server, browser] = await Promise.all([startSite(), launchBrowser()]);
-});
-afterAll(async () => {
-	await browser?.close();
-	await server?.close();
-});
-beforeEach(async () => {
-	context = await browser.newContext();
-});
-afterEach(async () => {
-	await context.close();
-	server.reset();
-});
+const site = useSite();
 
 /** Creates the intent in a fresh client with the default store (`'auto'`). */
 async function createIntent(page: Page): Promise<{key: string; durable: boolean}> {
@@ -74,7 +57,7 @@ describe('auto falls back to sessionStorage', () => {
 		['missing', breakStorage.removeIndexedDb, /IndexedDB is not available/],
 		['refusing writes', breakStorage.refuseIndexedDbWrites, /did not allow mutations/],
 	] as const)('IndexedDB %s: store-degraded to session, durable, and the intent survives a reload', async (_case, breakIt, why) => {
-		const page = await openPage(context, server, breakIt);
+		const page = await openPage(site.context, site.server, breakIt);
 		const {key, durable} = await createIntent(page);
 
 		expect(durable).toBe(true);
@@ -91,15 +74,15 @@ describe('auto falls back to sessionStorage', () => {
 		const {listed, results} = await resumeAll(page);
 		expect(listed).toEqual([{key, state: 'pending'}]);
 		expect(results).toMatchObject([{status: 'succeeded', key}]);
-		expect(server.keys).toEqual([key]);
-		expect(server.effects.get('o-1')).toBe(1);
+		expect(site.server.keys).toEqual([key]);
+		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await sessionEntries(page)).toEqual({});
 	});
 });
 
 describe('auto falls back to memory', () => {
 	test('neither IndexedDB nor sessionStorage: memory, not durable, store-degraded to memory', async () => {
-		const page = await openPage(context, server, breakStorage.refuseIndexedDbWrites, breakStorage.blockSessionStorage);
+		const page = await openPage(site.context, site.server, breakStorage.refuseIndexedDbWrites, breakStorage.blockSessionStorage);
 		const {key, durable} = await createIntent(page);
 
 		expect(durable).toBe(false);
@@ -114,12 +97,12 @@ describe('auto falls back to memory', () => {
 		const {listed, results} = await resumeAll(page);
 		expect(listed).toEqual([]);
 		expect(results).toEqual([]);
-		expect(server.requests).toEqual([]);
+		expect(site.server.requests).toEqual([]);
 		expect(key).toMatch(/^[\da-f-]{36}$/);
 	});
 
 	test('a forced store that cannot work rejects with StoreError STORE_UNAVAILABLE', async () => {
-		const page = await openPage(context, server, breakStorage.removeIndexedDb, breakStorage.blockSessionStorage);
+		const page = await openPage(site.context, site.server, breakStorage.removeIndexedDb, breakStorage.blockSessionStorage);
 		const errors = await page.evaluate(async options => {
 			const {createClient} = await window.loadSendonce();
 			return Promise.all((['indexeddb', 'session'] as const).map(async store => {
@@ -132,13 +115,13 @@ describe('auto falls back to memory', () => {
 		}, OPTIONS);
 
 		expect(errors).toEqual([{name: 'StoreError', code: 'STORE_UNAVAILABLE'}, {name: 'StoreError', code: 'STORE_UNAVAILABLE'}]);
-		expect(server.requests).toEqual([]);
+		expect(site.server.requests).toEqual([]);
 	});
 });
 
 describe('a corrupt record in IndexedDB', () => {
 	test('is skipped, reported as store-error, set aside and never sent', async () => {
-		const page = await openPage(context, server);
+		const page = await openPage(site.context, site.server);
 		const garbage = {v: 99, key: 'k-garbage', scope: 'checkout', state: 'pending', request: {url: '/orders'}};
 		await putIntoIndexedDb(page, 'intent:checkout', garbage);
 
@@ -146,7 +129,7 @@ describe('a corrupt record in IndexedDB', () => {
 
 		expect(listed).toEqual([]);
 		expect(results).toEqual([]);
-		expect(server.requests).toEqual([]);
+		expect(site.server.requests).toEqual([]);
 		expect(await pageEvents(page)).toEqual([{type: 'store-error', scope: 'checkout', error: expect.objectContaining({name: 'StoreError', code: 'STORE_CORRUPT'})}]);
 		expect(await indexedDbEntries(page)).toEqual({
 			'set-aside:intent:checkout': {setAside: true, at: expect.any(Number), problem: expect.stringMatching(/^v: /), value: garbage},

@@ -1,27 +1,10 @@
-import type {Browser, BrowserContext, Page} from 'playwright-core';
-import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
-import type {ContractServer} from '../server/contract-server.js';
-import {launchBrowser, sessionEntries, startSite} from './harness.js';
+import type {Page} from 'playwright-core';
+import {describe, expect, test} from 'vitest';
+import {sessionEntries, useSite} from './harness.js';
 
 const OPTIONS = {store: 'session', retry: {limit: 30, baseDelay: 100, maxDelay: 400}, timeout: 10_000} as const;
 
-let server: ContractServer;
-let browser: Browser;
-let context: BrowserContext;
-beforeAll(async () => {
-	[server, browser] = await Promise.all([startSite(), launchBrowser()]);
-});
-afterAll(async () => {
-	await browser?.close();
-	await server?.close();
-});
-beforeEach(async () => {
-	context = await browser.newContext();
-});
-afterEach(async () => {
-	await context.close();
-	server.reset();
-});
+const site = useSite();
 
 async function resume(page: Page) {
 	return page.evaluate(async options => {
@@ -35,8 +18,8 @@ async function resume(page: Page) {
  * with a copy of the old one's sessionStorage.
  */
 async function duplicatedTabs(): Promise<{key: string; first: Page; second: Page}> {
-	const first = await context.newPage();
-	await first.goto(`${server.url}/`);
+	const first = await site.context.newPage();
+	await first.goto(`${site.server.url}/`);
 	const key = await first.evaluate(async options => {
 		const {createClient} = await window.loadSendonce();
 		return (await createClient(options).intent('checkout', {url: '/orders', json: {order: 'o-1'}})).key;
@@ -44,11 +27,11 @@ async function duplicatedTabs(): Promise<{key: string; first: Page; second: Page
 
 	const copied = await sessionEntries(first);
 	expect(Object.keys(copied)).toEqual(['sendonce:intent:checkout']);
-	const second = await context.newPage();
+	const second = await site.context.newPage();
 	await second.addInitScript(entries => {
 		if (sessionStorage.length === 0) for (const [name, value] of Object.entries(entries)) sessionStorage.setItem(name, value);
 	}, copied);
-	await second.goto(`${server.url}/`);
+	await second.goto(`${site.server.url}/`);
 	expect(await sessionEntries(second)).toEqual(copied);
 	return {key, first, second};
 }
@@ -57,27 +40,27 @@ describe('a duplicated tab', () => {
 	test('both copies resume the same intent: one key, and the server works once', async () => {
 		const {key, first, second} = await duplicatedTabs();
 		// The work is slow enough for the two tabs' sends to overlap.
-		server.faults.push({type: 'slow', ms: 500});
+		site.server.faults.push({type: 'slow', ms: 500});
 		const results = await Promise.all([resume(first), resume(second)]);
 
 		// Whether the second tab's request got a 409 and then a replay, or the tab waited for the
 		// first tab's outcome without sending, the work was done once, under one key.
 		expect(results.flat()).toMatchObject([{status: 'succeeded', key}, {status: 'succeeded', key}]);
-		expect(server.effects.get('o-1')).toBe(1);
-		expect(server.totalEffects).toBe(1);
-		expect(server.requests.length).toBeGreaterThanOrEqual(1);
-		expect(new Set(server.keys)).toEqual(new Set([key]));
+		expect(site.server.effects.get('o-1')).toBe(1);
+		expect(site.server.totalEffects).toBe(1);
+		expect(site.server.requests.length).toBeGreaterThanOrEqual(1);
+		expect(new Set(site.server.keys)).toEqual(new Set([key]));
 	});
 
 	test('after both resumed, neither tab keeps the settled intent: a later resume sends nothing', async () => {
 		const {first, second} = await duplicatedTabs();
-		server.faults.push({type: 'slow', ms: 500});
+		site.server.faults.push({type: 'slow', ms: 500});
 		await Promise.all([resume(first), resume(second)]);
-		const seen = server.requests.length;
+		const seen = site.server.requests.length;
 
 		expect(await sessionEntries(first)).toEqual({});
 		expect(await sessionEntries(second)).toEqual({});
 		expect([...await resume(first), ...await resume(second)]).toEqual([]);
-		expect(server.requests.length).toBe(seen);
+		expect(site.server.requests.length).toBe(seen);
 	});
 });

@@ -43,6 +43,8 @@ interface KeyEntry {
 export interface ContractServerOptions {
 	/** The idempotency header to read. @default 'idempotency-key' */
 	headerName?: string;
+	/** Seconds a 409 asks the client to wait (`Retry-After`), when set. @default undefined */
+	conflictRetryAfter?: number;
 	/** How long the work takes when no fault says otherwise. @default 0 */
 	workMs?: number;
 	/** The work itself: what to answer for a body. @default 201 with `{id, order, effects}` */
@@ -180,7 +182,8 @@ export class ContractServer {
 			}
 
 			if (entry && !entry.answer) {
-				answer(409, JSON.stringify({error: 'a request with this key is in progress'}));
+				const retryAfter = this.#options.conflictRetryAfter;
+				answer(409, JSON.stringify({error: 'a request with this key is in progress'}), retryAfter === undefined ? {} : {'retry-after': String(retryAfter)});
 				return;
 			}
 
