@@ -1,7 +1,7 @@
 import type {Answer} from './classify.js';
 import type {Transport} from './transport.js';
 import type {ResponseInfo} from './types.js';
-import {anySignal} from './wait.js';
+import {follow} from './wait.js';
 
 function timeoutError(ms: number): Error {
 	const error = new Error(`The attempt timed out after ${ms} ms`);
@@ -40,9 +40,16 @@ export async function attempt(
 	timeout: number,
 	signal?: AbortSignal,
 ): Promise<Answer> {
-	const timer = new AbortController();
-	const {signal: linked, dispose} = anySignal([signal, timer.signal]);
-	const timeoutId = setTimeout(() => timer.abort(timeoutError(timeout)), timeout);
+	// One controller per attempt, aborted by the caller or by the timer: AbortSignals are not
+	// free (Node makes each one transferable), and ky adds its own.
+	const controller = new AbortController();
+	const linked = controller.signal;
+	const unlink = follow(signal, controller);
+	let timedOut = false;
+	const timeoutId = setTimeout(() => {
+		timedOut = true;
+		controller.abort(timeoutError(timeout));
+	}, timeout);
 	try {
 		// Some transports (msw, polyfills) do not end a body read on abort: race the timer too.
 		const stopped = new Promise<never>((_, reject) => {
@@ -54,10 +61,9 @@ export async function attempt(
 		const info: ResponseInfo = {status: response.status, headers: headersOf(response)};
 		return {response: info, data: parseBody(text, info.headers['content-type'])};
 	} catch (error) {
-		const timedOut = timer.signal.aborted;
-		return {error: timedOut ? timer.signal.reason : error, timedOut};
+		return {error: timedOut ? linked.reason : error, timedOut};
 	} finally {
 		clearTimeout(timeoutId);
-		dispose();
+		unlink();
 	}
 }

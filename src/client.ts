@@ -7,7 +7,7 @@ import {checkKey, randomKey} from './key.js';
 import {normalizeOptions, type NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record-schema.js';
 import {Records} from './records.js';
-import {prepareRequest} from './serialize.js';
+import {prepareRequest, type PreparedRequest} from './serialize.js';
 import {isResumable, isSettled} from './state.js';
 import {resolveStore} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
@@ -73,42 +73,60 @@ class Client implements SendOnceClient, IntentContext {
 		preparing.catch(() => undefined);
 		return this.#serial(scope, async before => {
 			const prepared = await preparing;
-			const existing = await this.#find(scope);
+			const live = this.#live.get(scope);
 			// A press made while the previous one was still being set up is the same action,
 			// even when that one has settled meanwhile (a server faster than the hash).
-			if (!existing && !replace && before instanceof Intent && !before.discarded && before.fingerprint === prepared.fingerprint) {
+			if (!live && !replace && before instanceof Intent && !before.discarded && before.fingerprint === prepared.fingerprint) {
 				return before;
 			}
 
-			if (existing) {
-				if (existing.fingerprint === prepared.fingerprint && !replace) {
-					existing.adoptSessionHeaders(prepared.sessionHeaders);
-					return existing;
+			// The scope table: the same body finds the unsettled intent; another body replaces one
+			// never sent, and is refused for one that may have been sent, unless `replace`.
+			const keeps = (existing: {fingerprint: string; attempts: number}) => !replace && (existing.fingerprint === prepared.fingerprint || existing.attempts > 0);
+			let created: IntentRecord | undefined;
+			let existing: Intent | undefined = live;
+			if (live) {
+				if (!keeps(live)) {
+					created = this.#newRecord(scope, prepared);
+					await this.records.write(created);
+					live.detach();
 				}
-
-				if (existing.attempts > 0 && !replace) throw new UnresolvedIntentError(existing);
+			} else {
+				// One store transaction reads what is there and writes the new intent if it may.
+				const stored = await this.records.update(scope, current => {
+					created = current && !isSettled(current.state) && keeps(current) ? undefined : this.#newRecord(scope, prepared);
+					return created;
+				});
+				if (!created) existing = this.#track(stored!);
 			}
 
-			const key = this.options.generateKey ? checkKey(this.options.generateKey()) : randomKey();
-			const now = Date.now();
-			const record: IntentRecord = {
-				v: 1,
-				key,
-				scope,
-				state: 'pending',
-				request: {url: prepared.url, method: prepared.method, headers: prepared.headers, ...(prepared.body === undefined ? {} : {body: prepared.body})},
-				fingerprint: prepared.fingerprint,
-				attempts: 0,
-				createdAt: now,
-				expiresAt: now + this.options.window,
-				updatedAt: now,
-			};
-			await this.records.write(record);
-			existing?.detach();
-			const intent = new Intent(this, record, prepared.sessionHeaders);
-			this.#live.set(scope, intent);
-			return intent;
+			if (created) {
+				const intent = new Intent(this, created, prepared.sessionHeaders);
+				this.#live.set(scope, intent);
+				return intent;
+			}
+
+			if (existing!.fingerprint !== prepared.fingerprint) throw new UnresolvedIntentError(existing!);
+			existing!.adoptSessionHeaders(prepared.sessionHeaders);
+			return existing!;
 		});
+	}
+
+	/** A new intent's record: a new key, state `pending`, nothing sent. */
+	#newRecord(scope: string, prepared: PreparedRequest): IntentRecord {
+		const now = Date.now();
+		return {
+			v: 1,
+			key: this.options.generateKey ? checkKey(this.options.generateKey()) : randomKey(),
+			scope,
+			state: 'pending',
+			request: {url: prepared.url, method: prepared.method, headers: prepared.headers, ...(prepared.body === undefined ? {} : {body: prepared.body})},
+			fingerprint: prepared.fingerprint,
+			attempts: 0,
+			createdAt: now,
+			expiresAt: now + this.options.window,
+			updatedAt: now,
+		};
 	}
 
 	async get(scope: string): Promise<Intent | undefined> {
@@ -164,8 +182,6 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async #resumeAll(): Promise<IntentResult[]> {
-		// An intent listed here may be settled by another tab before it is sent from this one.
-		this.coordinator.listen();
 		const queue = (await this.list()).filter(intent => isResumable(intent.state));
 		const results: IntentResult[] = [];
 		const worker = async () => {
@@ -189,15 +205,22 @@ class Client implements SendOnceClient, IntentContext {
 
 	/** One Intent object per stored record; settled leftovers (a crash after the outcome) are removed. */
 	async #adopt(record: IntentRecord): Promise<Intent | undefined> {
-		const live = this.#live.get(record.scope);
-		if (live) return live;
-		if (isSettled(record.state)) {
+		if (!this.#live.has(record.scope) && isSettled(record.state)) {
 			await this.records.remove(record.scope);
 			return undefined;
 		}
 
-		const intent = new Intent(this, record);
-		this.#live.set(record.scope, intent);
+		return this.#track(record);
+	}
+
+	/** The one Intent object for a stored, unsettled record. */
+	#track(record: IntentRecord): Intent {
+		let intent = this.#live.get(record.scope);
+		if (!intent) {
+			intent = new Intent(this, record);
+			this.#live.set(record.scope, intent);
+		}
+
 		return intent;
 	}
 
@@ -217,6 +240,9 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async #openStore(): Promise<IntentStore> {
+		// From the first look at the store on, hear other tabs' outcomes: an Intent this page
+		// holds may be settled elsewhere before it is sent from here.
+		this.coordinator.listen();
 		this.#store ??= resolveStore(this.options.store, this.emit).catch((error: unknown) => {
 			// Try again on next use: a forced store may work later (storage freed, a page reload).
 			this.#store = undefined;

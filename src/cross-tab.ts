@@ -1,7 +1,7 @@
 import {randomKey} from './key.js';
 import type {Records} from './records.js';
 import type {IntentResult} from './types.js';
-import {anySignal, sleep} from './wait.js';
+import {follow, sleep} from './wait.js';
 
 /** How long a lease holds without renewal, where Web Locks are missing. */
 export const LEASE_MS = 10_000;
@@ -93,7 +93,8 @@ export class Coordinator {
 		if (known) return known;
 
 		const done = new AbortController();
-		const {signal: linked, dispose} = anySignal([signal, done.signal]);
+		const unfollow = follow(signal, done);
+		const linked = done.signal;
 		const message = new Promise<IntentResult>(resolve => {
 			const waiters = this.#waiters.get(key) ?? new Set();
 			waiters.add(resolve);
@@ -109,8 +110,8 @@ export class Coordinator {
 			if (first || signal.aborted) return first;
 			return await Promise.race([message, sleep(GRACE_MS, linked).then(() => undefined, () => undefined)]);
 		} finally {
+			unfollow();
 			done.abort();
-			dispose();
 		}
 	}
 

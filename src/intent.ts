@@ -8,10 +8,13 @@ import type {NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record-schema.js';
 import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
-import {isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
+import {canMove, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import type {Transport} from './transport.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
-import {anySignal, isOffline, sleep, waitForOnline} from './wait.js';
+import {follow, isOffline, sleep, waitForOnline} from './wait.js';
+
+/** The stored record is no longer this intent's to send: another tab settled, replaced or cleared it. */
+const ELSEWHERE = Symbol('elsewhere');
 
 /** What an intent needs from its client. */
 export interface IntentContext {
@@ -48,7 +51,10 @@ export class Intent {
 	#discarded = false;
 	#snapshot: IntentSnapshot;
 	readonly #listeners = new Set<(snapshot: IntentSnapshot) => void>();
-	readonly #detach = new AbortController();
+	/** Replaced, discarded or lost: never sends or writes again. */
+	#detached = false;
+	/** Stops the running send. */
+	#stop: AbortController | undefined;
 	#running: Promise<IntentResult | undefined> | undefined;
 	#claim: Claim | undefined;
 
@@ -157,7 +163,7 @@ export class Intent {
 		if (this.#discarded) return;
 		const current = this.#ctx.isCurrent(this);
 		this.#discarded = true;
-		this.#detach.abort();
+		this.detach();
 		this.#ctx.forget(this);
 		this.#publish();
 		if (current) await this.#ctx.records.remove(this.scope);
@@ -165,7 +171,8 @@ export class Intent {
 
 	/** @internal The client replaced this intent: stop, and never write again. */
 	detach(): void {
-		this.#detach.abort();
+		this.#detached = true;
+		this.#stop?.abort();
 	}
 
 	/** @internal Headers given with a later, identical `client.intent()` call. */
@@ -175,36 +182,28 @@ export class Intent {
 
 	/**
 	 * Claims the intent for this tab and sends it; when another tab holds it, waits for that
-	 * tab's outcome instead. The stored record is read first: another tab may have sent,
-	 * settled, replaced or cleared it since this page last looked. And again once claimed:
-	 * the first read may predate a whole run of another tab that ended just before the claim.
+	 * tab's outcome instead. Once claimed, the first write-ahead checks, in the same store
+	 * transaction, that the record is still this intent's and still to be sent: another tab may
+	 * have sent, settled, replaced or cleared it since this page last looked.
 	 */
 	async #run(userSignal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
 		const {records, coordinator} = this.#ctx;
-		const {signal, dispose} = anySignal([userSignal, this.#detach.signal]);
-		coordinator.listen();
+		const stop = new AbortController();
+		this.#stop = stop;
+		if (this.#detached) stop.abort();
+		const unfollow = follow(userSignal, stop);
+		const {signal} = stop;
 		try {
 			for (;;) {
 				if (signal.aborted) return await this.#unresolve('aborted', undefined);
-				const stored = await records.read(this.scope);
-				if (!stored || stored.key !== this.key) return await this.#lost();
-				this.#observe(stored);
-				if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
-
 				const claim = await coordinator.claim(this.key, this.scope);
 				if (claim) {
 					this.#claim = claim;
 					try {
-						// Gone, replaced or no longer interrupted: the tab that held the claim before
-						// settled it. Wait for its outcome as a tab that lost the claim does.
-						const current = await records.read(this.scope);
-						if (current?.key === this.key) {
-							this.#observe(current);
-							if (!onlyIfInterrupted || isResumable(this.state)) {
-								const result = await this.#attempts(signal);
-								coordinator.announce(this.key, result);
-								return result;
-							}
+						const result = await this.#attempts(signal, onlyIfInterrupted);
+						if (result !== ELSEWHERE) {
+							if (result) coordinator.announce(this.key, result);
+							return result;
 						}
 					} finally {
 						this.#claim = undefined;
@@ -214,9 +213,15 @@ export class Intent {
 
 				const outcome = await coordinator.waitForOwner(this.key, this.scope, signal);
 				if (outcome) return await this.#adoptOutcome(outcome);
+				// The owner let go without a word (it crashed, or its lease went stale): look again.
+				const stored = await records.read(this.scope);
+				if (stored?.key !== this.key) return await this.#lost();
+				this.#observe(stored);
+				if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
 			}
 		} finally {
-			dispose();
+			unfollow();
+			this.#stop = undefined;
 		}
 	}
 
@@ -258,7 +263,7 @@ export class Intent {
 		const known = this.#ctx.coordinator.received(this.key);
 		if (known) return this.#adoptOutcome(known);
 		this.#ctx.forget(this);
-		this.#detach.abort();
+		this.detach();
 		const error = new Error('The intent was settled, replaced or cleared in another tab');
 		error.name = 'AbortError';
 		this.#result = {
@@ -268,8 +273,12 @@ export class Intent {
 		return this.#result;
 	}
 
-	/** The retry loop, run by the tab that holds the claim. */
-	async #attempts(signal: AbortSignal): Promise<IntentResult> {
+	/**
+	 * The retry loop, run by the tab that holds the claim. `ELSEWHERE` when the stored record
+	 * is no longer this intent's to send (settled, replaced or cleared by another tab);
+	 * undefined when `onlyIfInterrupted` and another tab already took it past interrupted.
+	 */
+	async #attempts(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
 		const {options, budget, emit} = this.#ctx;
 		const {retry} = options;
 		let made = 0;
@@ -289,7 +298,8 @@ export class Intent {
 				if (signal.aborted) return await this.#unresolve('aborted', answer);
 
 				// Write-ahead: the attempt is on record before a byte leaves.
-				await this.#commit({type: 'attempt', at: Date.now()});
+				const written = await this.#recordAttempt(onlyIfInterrupted && made === 0);
+				if (written !== true) return written;
 				if (signal.aborted) return await this.#unresolve('aborted', answer);
 				made++;
 				emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
@@ -353,11 +363,31 @@ export class Intent {
 		return merged;
 	}
 
-	async #commit(action: IntentAction): Promise<void> {
-		const next = reduce(this.#record, action);
-		if (this.#ctx.isCurrent(this)) await this.#ctx.records.write(this.#withLease(next));
-		this.#record = next;
-		this.#publish();
+	/**
+	 * Stores the attempt (state `sending`, one more attempt) in one step with checking that the
+	 * stored record is still this intent's and, for `resume()`, still interrupted. True when
+	 * written; otherwise nothing was written, and what to return instead.
+	 */
+	async #recordAttempt(onlyIfInterrupted: boolean): Promise<true | typeof ELSEWHERE | undefined> {
+		if (!this.#ctx.isCurrent(this)) return ELSEWHERE;
+		const at = Date.now();
+		let next: IntentRecord | undefined;
+		const stored = await this.#ctx.records.update(this.scope, record => {
+			next = undefined;
+			if (record?.key !== this.key || !canMove(record.state, 'sending') || (onlyIfInterrupted && !isResumable(record.state))) return undefined;
+			const {lease: _, ...current} = record;
+			next = reduce(current, {type: 'attempt', at});
+			return this.#withLease(next);
+		});
+		if (next) {
+			this.#record = next;
+			this.#publish();
+			return true;
+		}
+
+		if (stored?.key !== this.key) return ELSEWHERE;
+		this.#observe(stored);
+		return undefined;
 	}
 
 	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
@@ -403,8 +433,8 @@ export class Intent {
 		this.#result = result;
 		if (current && action) {
 			try {
-				await records.write(this.#withLease(next));
-				if (isSettled(next.state)) await records.remove(this.scope);
+				// A settled intent's record is deleted at once: its absence is the settled state.
+				await records.change(this.scope, this.key, () => (isSettled(next.state) ? null : this.#withLease(next)));
 			} catch (error) {
 				emit({type: 'store-error', key: this.key, scope: this.scope, error});
 			}

@@ -74,34 +74,55 @@ export class Records {
 	}
 
 	/**
-	 * Changes the record for `scope` in one step, when it is still the intent `key`:
-	 * `change` returns the new record, `null` to delete it, or undefined to leave it as it is.
-	 * Resolves to the record as it was before. Atomic across tabs when the store has `update`.
+	 * Reads the record for `scope` and replaces it in one step: one IndexedDB readwrite
+	 * transaction, atomic across tabs, where the store has `update`. `change` gets the valid
+	 * stored record (undefined when there is none) and returns the new record, `null` to delete
+	 * it, or undefined to leave the store as it is. Resolves to what `change` was given. An
+	 * invalid record is first set aside and reported, as `read` does.
 	 */
-	async change(scope: string, key: string, change: (record: IntentRecord) => IntentRecord | null | undefined): Promise<IntentRecord | undefined> {
+	async update(scope: string, change: (stored: IntentRecord | undefined) => IntentRecord | null | undefined): Promise<IntentRecord | undefined> {
 		const store = await this.#store();
-		let before: IntentRecord | undefined;
+		const id = INTENT + scope;
+		let given: IntentRecord | undefined;
+		let invalid = false;
+		let thrown: {error: unknown} | undefined;
 		const updater = (value: unknown) => {
-			const parsed = parseRecord(value);
-			before = 'record' in parsed && parsed.record.key === key ? parsed.record : undefined;
-			const next = before && change(before);
+			given = value === undefined || value === null ? undefined : this.#valid(id, value);
+			invalid = value !== undefined && value !== null && !given;
+			let next: IntentRecord | null | undefined;
+			try {
+				next = invalid ? undefined : change(given);
+			} catch (error) {
+				// `change`'s own error (a key that could not be made) is not the store's.
+				thrown = {error};
+			}
+
 			return next === null ? undefined : next ?? value;
 		};
 
 		try {
 			if (store.update) {
-				await store.update(INTENT + scope, updater);
+				await store.update(id, updater);
 			} else {
-				const value = await store.get(INTENT + scope);
+				const value = await store.get(id);
 				const next = updater(value);
-				if (next === undefined) await store.delete(INTENT + scope);
-				else if (next !== value) await store.set(INTENT + scope, next);
+				if (next === undefined) await store.delete(id);
+				else if (next !== value) await store.set(id, next);
 			}
 		} catch (error) {
 			throw toStoreError(error, `update the intent for "${scope}"`);
 		}
 
-		return before;
+		if (thrown) throw thrown.error;
+		if (!invalid) return given;
+		await this.read(scope);
+		return this.update(scope, change);
+	}
+
+	/** `update`, when the stored record is still the intent `key`; resolves to it, if it was. */
+	async change(scope: string, key: string, change: (record: IntentRecord) => IntentRecord | null | undefined): Promise<IntentRecord | undefined> {
+		const stored = await this.update(scope, record => (record?.key === key ? change(record) : undefined));
+		return stored?.key === key ? stored : undefined;
 	}
 
 	async remove(scope: string): Promise<void> {
@@ -127,13 +148,24 @@ export class Records {
 		}
 	}
 
-	async #check(store: IntentStore, id: string, value: unknown): Promise<IntentRecord | undefined> {
+	/** The record stored under `id`, or why it is not one. */
+	#validate(id: string, value: unknown): {record: IntentRecord} | {problem: string} {
 		const parsed = parseRecord(value);
-		let problem: string;
-		if ('problem' in parsed) problem = parsed.problem;
-		else if (!id.startsWith(INTENT)) problem = 'not an id sendonce writes';
-		else if (INTENT + parsed.record.scope !== id) problem = `scope "${parsed.record.scope}" stored under another scope's id`;
-		else return parsed.record;
+		if ('problem' in parsed) return parsed;
+		if (!id.startsWith(INTENT)) return {problem: 'not an id sendonce writes'};
+		if (INTENT + parsed.record.scope !== id) return {problem: `scope "${parsed.record.scope}" stored under another scope's id`};
+		return parsed;
+	}
+
+	#valid(id: string, value: unknown): IntentRecord | undefined {
+		const checked = this.#validate(id, value);
+		return 'record' in checked ? checked.record : undefined;
+	}
+
+	async #check(store: IntentStore, id: string, value: unknown): Promise<IntentRecord | undefined> {
+		const checked = this.#validate(id, value);
+		if ('record' in checked) return checked.record;
+		const {problem} = checked;
 
 		const scope = id.startsWith(INTENT) ? id.slice(INTENT.length) : undefined;
 		const error = new StoreError('STORE_CORRUPT', `Set aside the invalid record "${id}" (${problem}); it will not be sent`);

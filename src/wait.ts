@@ -6,31 +6,13 @@ export function abortError(signal?: AbortSignal): unknown {
 	return error;
 }
 
-/**
- * A signal that aborts when any of `signals` does. `AbortSignal.any` where it exists would
- * do, but Hermes and Safari before 17.4 lack it.
- */
-export function anySignal(signals: Array<AbortSignal | undefined>): {signal: AbortSignal; dispose(): void} {
-	const controller = new AbortController();
-	const listeners: Array<() => void> = [];
-	for (const signal of signals) {
-		if (!signal) continue;
-		if (signal.aborted) {
-			controller.abort(signal.reason);
-			break;
-		}
-
-		const onAbort = () => controller.abort(signal.reason);
-		signal.addEventListener('abort', onAbort, {once: true});
-		listeners.push(() => signal.removeEventListener('abort', onAbort));
-	}
-
-	return {
-		signal: controller.signal,
-		dispose() {
-			for (const remove of listeners) remove();
-		},
-	};
+/** Aborts `controller` when `signal` aborts (at once if it has); returns the way to stop following. */
+export function follow(signal: AbortSignal | undefined, controller: AbortController): () => void {
+	if (!signal) return () => undefined;
+	const onAbort = () => controller.abort(signal.reason);
+	if (signal.aborted) onAbort();
+	else signal.addEventListener('abort', onAbort, {once: true});
+	return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** Resolves after `ms`, or rejects with the abort reason when `signal` aborts first. */
@@ -75,7 +57,8 @@ export function isOffline(isOnline?: () => boolean): boolean {
 export async function waitForOnline(maxWait: number, signal?: AbortSignal, isOnline?: () => boolean): Promise<void> {
 	const target = globalThis as unknown as Partial<EventTarget>;
 	const done = new AbortController();
-	const {signal: linked, dispose} = anySignal([signal, done.signal]);
+	const unfollow = follow(signal, done);
+	const linked = done.signal;
 	try {
 		await new Promise<void>((resolve, reject) => {
 			sleep(maxWait, linked).then(resolve, reject);
@@ -89,7 +72,7 @@ export async function waitForOnline(maxWait: number, signal?: AbortSignal, isOnl
 			}
 		});
 	} finally {
+		unfollow();
 		done.abort();
-		dispose();
 	}
 }

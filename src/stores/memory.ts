@@ -1,8 +1,11 @@
 import type {IntentStore} from '../types.js';
 
-/** A deep copy, so that nothing outside the store can change a stored record. */
+/**
+ * A deep copy, so that nothing outside the store can change a stored record. Records are plain
+ * JSON by their schema; JSON copies them faster than `structuredClone`, and Hermes has it.
+ */
 export function copy<T>(value: T): T {
-	return typeof structuredClone === 'function' ? structuredClone(value) : JSON.parse(JSON.stringify(value)) as T;
+	return value === undefined ? value : JSON.parse(JSON.stringify(value)) as T;
 }
 
 /**

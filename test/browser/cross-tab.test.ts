@@ -1,7 +1,7 @@
 import type {Page} from 'playwright-core';
 import {afterEach, describe, expect, test} from 'vitest';
 import {LEASE_MS} from '../../src/cross-tab.js';
-import type {IntentResult, SendOnceClient} from '../../src/index.js';
+import type {Intent, IntentResult, SendOnceClient} from '../../src/index.js';
 import {indexedDbEntries, openPage, pageEvents, useSite} from './harness.js';
 
 /** Fast retries: a 409 while the server still works is asked again within a few hundred ms. */
@@ -18,12 +18,14 @@ declare global {
 			reads: number;
 			/** Full listings of the store: one per resume loop. */
 			lists: number;
-			/** While set, `get` or `list` fetch their answer, then hold it until `until` (a slow IndexedDB). */
-			slow?: {what: 'get' | 'list'; until: Promise<void>; end(): void};
+			/** While set, `list` fetches its answer, then holds it until `until` (a slow IndexedDB). */
+			slow?: {what: 'list'; until: Promise<void>; end(): void};
 			/** Reads that fetched their answer and are holding it. */
 			held: number;
 			resumed?: Promise<IntentResult[]>;
 			sent?: Promise<IntentResult>;
+			/** An intent this tab holds on to. */
+			intent?: Intent;
 		};
 	}
 }
@@ -57,7 +59,7 @@ async function setUpTab(page: Page, name: string, options: typeof OPTIONS | {ret
 		const {createClient, indexedDbStore} = await window.loadSendonce();
 		const store = indexedDbStore();
 		const tab = {name, reads: 0, lists: 0, held: 0} as Window['tab'];
-		const slow = async <T>(what: 'get' | 'list', answer: T): Promise<T> => {
+		const slow = async <T>(what: 'list' | 'get', answer: T): Promise<T> => {
 			if (tab.slow?.what === what) {
 				tab.held++;
 				await tab.slow.until;
@@ -390,21 +392,16 @@ describe('resume on lifecycle events', () => {
 });
 
 describe('a tab that starts sending as the owner finishes', () => {
-	test.each([
-		['resume(), whose listing of the store', 'resume', 'list'],
-		['resume(), whose read of the record', 'resume', 'get'],
-		['send(), whose read of the record', 'send', 'get'],
-	] as const)('%s was answered before the owner settled the intent and is slow to arrive: no second request, and the owner\'s outcome', async (_, via, what) => {
+	test('resume(), whose listing of the store was answered before the owner settled the intent and is slow to arrive: no second request, and the owner\'s outcome', async () => {
 		const {key, pages: [owner, late]} = await tabsWithPendingIntent(2);
-		await late!.evaluate(async ({via, what}) => {
-			const intent = via === 'send' ? await window.tab.client.get('checkout') : undefined;
+		await late!.evaluate(async () => {
 			let end!: () => void;
 			const until = new Promise<void>(resolve => {
 				end = resolve;
 			});
-			window.tab.slow = {what, until, end};
-			window.tab.resumed = intent ? intent.send().then(result => [result]) : window.tab.client.resume();
-		}, {via, what});
+			window.tab.slow = {what: 'list', until, end};
+			window.tab.resumed = window.tab.client.resume();
+		});
 		// The late tab has its answer, with the intent still pending in it, on its way.
 		await expect.poll(async () => late!.evaluate(() => window.tab.held)).toBe(1);
 
@@ -422,5 +419,24 @@ describe('a tab that starts sending as the owner finishes', () => {
 		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await attemptEvents([owner!, late!])).toBe(1);
 		expect(await indexedDbEntries(owner!)).toEqual({});
+	});
+
+	test('send() on an intent this tab read before another tab settled it: no request, and the owner\'s outcome', async () => {
+		const {key, pages: [owner, late]} = await tabsWithPendingIntent(2);
+		// The late tab holds the intent as it was: pending, never sent.
+		expect(await late!.evaluate(async () => {
+			window.tab.intent = await window.tab.client.get('checkout');
+			return window.tab.intent?.state;
+		})).toBe('pending');
+
+		await startResume(owner!);
+		const ownResult = await resumed(owner!);
+		expect(ownResult).toEqual([expect.objectContaining({status: 'succeeded', key, attempts: 1})]);
+
+		// Its write-ahead finds the record gone, in the same transaction that would have sent it.
+		expect(await late!.evaluate(async () => [await window.tab.intent!.send()])).toEqual(ownResult);
+		expect(site.server.requests).toHaveLength(1);
+		expect(await attemptEvents([owner!, late!])).toBe(1);
+		expect(await indexedDbEntries(late!)).toEqual({});
 	});
 });

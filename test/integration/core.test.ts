@@ -215,12 +215,10 @@ describe('the stored record', () => {
 	});
 
 	test('a store that cannot be written: intent() rejects and nothing is sent', async () => {
-		const failing: IntentStore = {
-			...memoryStore(),
-			async set() {
-				throw Object.assign(new Error('The quota has been exceeded.'), {name: 'QuotaExceededError'});
-			},
+		const full = async () => {
+			throw Object.assign(new Error('The quota has been exceeded.'), {name: 'QuotaExceededError'});
 		};
+		const failing: IntentStore = {...memoryStore(), set: full, update: full};
 		const client = createClient({...fast, store: failing});
 		await expect(client.intent('order', {url: orders(), json: {order: 'd-2'}})).rejects.toMatchObject({name: 'StoreError', code: 'STORE_QUOTA'});
 		expect(server.requests).toHaveLength(0);

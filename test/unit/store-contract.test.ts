@@ -508,9 +508,15 @@ describe('client over the stores', () => {
 	});
 
 	const quotaStores: Array<[string, () => IntentStore]> = [
-		['a custom store', () => ({...memoryStore(), async set() {
-			throw quotaError();
-		}})],
+		['a custom store', () => ({
+			...memoryStore(),
+			async set() {
+				throw quotaError();
+			},
+			async update() {
+				throw quotaError();
+			},
+		})],
 		['sessionStorage', () => {
 			const storage = new MemoryStorage();
 			storage.setItem = () => {
