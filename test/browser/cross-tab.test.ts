@@ -151,8 +151,8 @@ async function resumeEverywhere(pages: Page[], key: string, waitingOn: 'web-lock
 	if (waitingOn === 'web-lock') {
 		await expect.poll(async () => webLock(owner, key)).toEqual({held: 1, pending: others.length});
 	} else {
-		// One read before the claim, then one per poll: two mean the tab is waiting on the lease.
-		await expect.poll(async () => fewestReads(others)).toBeGreaterThanOrEqual(2);
+		// A waiting tab reads the record once per poll (every 500 ms): two mean it is waiting on the lease.
+		await expect.poll(async () => fewestReads(others), {timeout: 5000}).toBeGreaterThanOrEqual(2);
 	}
 
 	expect(site.server.requests).toHaveLength(before + 1);
@@ -284,12 +284,12 @@ describe('the owner tab closed mid-attempt', () => {
 		const key = await ownerMidAttempt(owner, waiter);
 		const {lease} = (await indexedDbEntries(owner))['intent:checkout'] as {lease: {owner: string; until: number}};
 		expect(lease).toEqual({owner: expect.any(String), until: expect.any(Number)});
-		await expect.poll(async () => fewestReads([waiter])).toBeGreaterThanOrEqual(2);
+		await expect.poll(async () => fewestReads([waiter]), {timeout: 5000}).toBeGreaterThanOrEqual(2);
 		await owner.close();
 
 		// The owner is gone, but its lease has not run out: the waiter polls and sends nothing.
 		const polled = await fewestReads([waiter]);
-		await expect.poll(async () => fewestReads([waiter])).toBeGreaterThanOrEqual(polled + 2);
+		await expect.poll(async () => fewestReads([waiter]), {timeout: 5000}).toBeGreaterThanOrEqual(polled + 2);
 		expect(site.server.requests).toHaveLength(1);
 		expect(await indexedDbEntries(waiter)).toMatchObject({'intent:checkout': {key, state: 'sending', attempts: 1, lease}});
 

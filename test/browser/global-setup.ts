@@ -9,10 +9,10 @@ declare module 'vitest' {
 	}
 }
 
-/** Bundles the package once for every browser test file of the run. */
-export default async function setup(project: TestProject): Promise<void> {
+/** `entry` bundled for the browser as one ES module, as a page loads it (the bench uses it too). */
+export async function bundleForBrowser(entry: string): Promise<string> {
 	const result = await build({
-		entryPoints: [fileURLToPath(new URL('../../src/index.ts', import.meta.url))],
+		entryPoints: [entry],
 		bundle: true,
 		format: 'esm',
 		platform: 'browser',
@@ -21,6 +21,11 @@ export default async function setup(project: TestProject): Promise<void> {
 		logLevel: 'silent',
 	});
 	const [output] = result.outputFiles;
-	if (!output) throw new Error('esbuild produced no output for src/index.ts');
-	project.provide('sendonceBundle', output.text);
+	if (!output) throw new Error(`esbuild produced no output for ${entry}`);
+	return output.text;
+}
+
+/** Bundles the package once for every browser test file of the run. */
+export default async function setup(project: TestProject): Promise<void> {
+	project.provide('sendonceBundle', await bundleForBrowser(fileURLToPath(new URL('../../src/index.ts', import.meta.url))));
 }

@@ -2,45 +2,11 @@
 import {act, cleanup, fireEvent, render, screen, waitFor} from '@testing-library/react';
 import {StrictMode, useState} from 'react';
 import {afterEach, describe, expect, test, vi} from 'vitest';
-import {createClient, memoryStore, type ClientOptions, type IntentRequest, type IntentStore, type SendOnceClient} from '../../src/index.js';
+import {createClient, memoryStore, type ClientOptions, type IntentStore, type SendOnceClient} from '../../src/index.js';
 import {messages, SendOnceProvider, useIntent} from '../../src/react.js';
+import {contact, fakeApi, held, URL_CONTACT} from './fake-api.js';
 
-const URL_CONTACT = 'https://api.test/contact';
 const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;
-
-type Reply = {status: number; json?: unknown; headers?: Record<string, string>} | 'network' | (() => Promise<Response>);
-
-/** A fetch stub that records each request and answers from `replies` in order (the last repeats). */
-function fakeApi(...replies: Reply[]) {
-	const seen: Array<{key: string | null; body: string}> = [];
-	const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-		const request = input instanceof Request ? input : new Request(input, init);
-		seen.push({key: request.headers.get('idempotency-key'), body: await request.text()});
-		const reply = replies[Math.min(seen.length, replies.length) - 1] ?? {status: 201};
-		if (reply === 'network') throw new TypeError('Failed to fetch');
-		if (typeof reply === 'function') return reply();
-		const headers = {'content-type': 'application/json', ...reply.headers};
-		return new Response(reply.json === undefined ? null : JSON.stringify(reply.json), {status: reply.status, headers});
-	};
-
-	return {fetch, seen, keys: () => seen.map(request => request.key)};
-}
-
-/** A reply that waits until the test lets it go. */
-function held(status = 201, json: unknown = {id: 'm-1'}) {
-	let release!: () => void;
-	const gate = new Promise<void>(resolve => {
-		release = resolve;
-	});
-	const reply = async () => {
-		await gate;
-		return new Response(JSON.stringify(json), {status, headers: {'content-type': 'application/json'}});
-	};
-
-	return {reply, release};
-}
-
-const contact = (message: string): IntentRequest => ({url: URL_CONTACT, json: {name: 'Ada', email: 'ada@example.com', message}});
 
 function Form({message = 'Hello'}: {message?: string}) {
 	const [text, setText] = useState(message);
