@@ -2,7 +2,15 @@ import type {SendOnceClient} from './types.js';
 
 export {asyncStorageStore, type AsyncStorageLike} from './stores/async-storage.js';
 
-/** The part of React Native's `AppState` used here. */
+/**
+ * The part of React Native's `AppState` used here.
+ *
+ * @example
+ * import {AppState} from 'react-native';
+ * import type {AppStateLike} from 'sendonce/react-native';
+ *
+ * const appState: AppStateLike = AppState;
+ */
 export interface AppStateLike {
 	addEventListener(type: 'change', listener: (state: string) => void): {remove(): void};
 }

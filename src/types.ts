@@ -1,6 +1,13 @@
 import type {Intent} from './intent.js';
 
-/** The methods an intent may use. GET and HEAD are safe to repeat and need no intent. */
+/**
+ * The methods an intent may use. GET and HEAD are safe to repeat and need no intent.
+ *
+ * @example
+ * import type {IntentMethod} from 'sendonce';
+ *
+ * const method: IntentMethod = 'PUT';
+ */
 export type IntentMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
@@ -35,20 +42,52 @@ export interface IntentRequest {
 	headers?: Record<string, string>;
 }
 
-/** Where an intent is in its life. See `src/state.ts` for the transitions. */
+/**
+ * Where an intent is in its life. See `src/state.ts` for the transitions.
+ *
+ * @example
+ * import type {IntentState} from 'sendonce';
+ *
+ * const mayHaveBeenSentCopy = (state: IntentState) => state === 'unresolved' || state === 'expired';
+ */
 export type IntentState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'unresolved' | 'expired';
 
-/** Why an intent stopped without a known outcome. */
+/**
+ * Why an intent stopped without a known outcome.
+ *
+ * @example
+ * import type {UnresolvedReason} from 'sendonce';
+ *
+ * const explain = (reason: UnresolvedReason) => (reason === 'budget' ? 'Our servers are struggling.' : 'The connection failed.');
+ */
 export type UnresolvedReason = 'exhausted' | 'aborted' | 'replayed-error' | 'budget';
 
-/** The parts of an HTTP response that are safe to keep: a plain object. */
+/**
+ * The parts of an HTTP response that are safe to keep: a plain object.
+ *
+ * @example
+ * import type {ResponseInfo} from 'sendonce';
+ *
+ * const requestId = (response: ResponseInfo) => response.headers['x-request-id'];
+ */
 export interface ResponseInfo {
 	status: number;
 	/** Lower-cased header names. */
 	headers: Record<string, string>;
 }
 
-/** The outcome of `intent.send()`. Every network outcome is a result, never a rejection. */
+/**
+ * The outcome of `intent.send()`. Every network outcome is a result, never a rejection.
+ *
+ * @example
+ * import type {IntentResult} from 'sendonce';
+ *
+ * function toast(result: IntentResult): string {
+ * 	if (result.status === 'succeeded') return result.replayed ? 'Already sent.' : 'Sent.';
+ * 	if (result.status === 'failed') return 'Not sent: the server refused it.';
+ * 	return 'Your message may have been sent.';
+ * }
+ */
 export type IntentResult =
 	| {
 		status: 'succeeded';
@@ -87,7 +126,15 @@ export type IntentResult =
 		mayHaveBeenSent: boolean;
 	};
 
-/** An immutable picture of an intent, handed to `subscribe` listeners. */
+/**
+ * An immutable picture of an intent, handed to `subscribe` listeners.
+ *
+ * @example
+ * import type {IntentSnapshot} from 'sendonce';
+ *
+ * const label = (snapshot: IntentSnapshot) => `${snapshot.state}, attempt ${snapshot.attempts}`;
+ * intent.subscribe(snapshot => render(label(snapshot)));
+ */
 export interface IntentSnapshot {
 	readonly key: string;
 	readonly scope: string;
@@ -104,7 +151,18 @@ export interface IntentSnapshot {
 	readonly discarded: boolean;
 }
 
-/** What `onEvent` receives. Keys appear in events; request bodies never do. */
+/**
+ * What `onEvent` receives. Keys appear in events; request bodies never do.
+ *
+ * @example
+ * import {createClient, type SendOnceEvent} from 'sendonce';
+ *
+ * const client = createClient({
+ * 	onEvent(event: SendOnceEvent) {
+ * 		if (event.type === 'store-degraded') console.warn(`sendonce stores intents in ${event.store}`);
+ * 	},
+ * });
+ */
 export type SendOnceEvent =
 	| {type: 'attempt'; key: string; scope: string; attempt: number}
 	| {
@@ -137,10 +195,29 @@ export type SendOnceEvent =
 	}
 	| {type: 'store-error'; key?: string; scope?: string; error: unknown};
 
-/** The answer a `classify` hook may give; `undefined` falls through to the built-in chain. */
+/**
+ * The answer a `classify` hook may give; `undefined` falls through to the built-in chain.
+ *
+ * @example
+ * import {createClient, type Classification} from 'sendonce';
+ *
+ * // Resend answers a key reused with another body with 409 `invalid_idempotent_request`.
+ * const client = createClient({
+ * 	classify: (response, data): Classification =>
+ * 		response.status === 409 && (data as {name?: string})?.name === 'invalid_idempotent_request' ? 'fail' : undefined,
+ * });
+ */
 export type Classification = 'success' | 'retry' | 'fail' | undefined;
 
-/** Retry settings. */
+/**
+ * Retry settings.
+ *
+ * @example
+ * import {createClient, type RetryOptions} from 'sendonce';
+ *
+ * const retry: RetryOptions = {limit: 8, baseDelay: 500, budget: false};
+ * const client = createClient({retry});
+ */
 export interface RetryOptions {
 	/**
 	 * Attempts per `send()` call, the first included.
@@ -170,17 +247,45 @@ export interface RetryOptions {
 	budget?: number | false;
 }
 
-/** Anything that can stand behind a ky instance: we only check the shape. */
+/**
+ * Anything that can stand behind a ky instance: we only check the shape.
+ *
+ * @example
+ * import ky from 'ky';
+ * import {createClient} from 'sendonce';
+ *
+ * const api = ky.create({prefixUrl: 'https://api.example.com', hooks: {beforeRequest: [addTracing]}});
+ * const client = createClient({fetch: api}); // sendonce switches its retry, timeout and prefixUrl off
+ */
 export interface KyLike {
 	(input: string, options?: Record<string, unknown>): Promise<Response>;
 	extend(options: Record<string, unknown>): KyLike;
 	create(options: Record<string, unknown>): KyLike;
 }
 
-/** A fetch-compatible function. It is called as ky calls fetch: with a `Request`. */
+/**
+ * A fetch-compatible function. It is called as ky calls fetch: with a `Request`.
+ *
+ * @example
+ * import {createClient, type FetchLike} from 'sendonce';
+ *
+ * const logged: FetchLike = async (input, init) => {
+ * 	console.debug('sending', new Request(input, init).headers.get('idempotency-key'));
+ * 	return fetch(input, init);
+ * };
+ * const client = createClient({fetch: logged});
+ */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
-/** Where intents are stored. See {@link IntentStore} for a custom one. */
+/**
+ * Where intents are stored. See {@link IntentStore} for a custom one.
+ *
+ * @example
+ * import {createClient, type StoreOption} from 'sendonce';
+ *
+ * const store: StoreOption = import.meta.env.TEST ? 'memory' : 'auto';
+ * const client = createClient({store});
+ */
 export type StoreOption = 'auto' | 'indexeddb' | 'session' | 'memory' | IntentStore;
 
 /**
@@ -225,7 +330,15 @@ export interface IntentStore {
 	readonly shared?: boolean;
 }
 
-/** Options for {@link createClient}. Validated once; a bad value throws a `TypeError`. */
+/**
+ * Options for {@link createClient}. Validated once; a bad value throws a `TypeError`.
+ *
+ * @example
+ * import {createClient, type ClientOptions} from 'sendonce';
+ *
+ * const options: ClientOptions = {headers: () => ({authorization: `Bearer ${token()}`}), timeout: 10_000};
+ * const client = createClient(options);
+ */
 export interface ClientOptions {
 	/**
 	 * Where intents are kept. `'auto'` tries IndexedDB, then sessionStorage, then memory.
@@ -299,7 +412,16 @@ export interface ClientOptions {
 	isOnline?: () => boolean;
 }
 
-/** Options for `client.intent()`. */
+/**
+ * Options for `client.intent()`.
+ *
+ * @example
+ * import type {IntentOptions} from 'sendonce';
+ *
+ * // Only when the user chose "Send as a new message":
+ * const options: IntentOptions = {replace: true};
+ * await client.intent('contact-form', request, options);
+ */
 export interface IntentOptions {
 	/**
 	 * Start a new intent with a new key even when the stored one for this scope may have been
@@ -309,13 +431,30 @@ export interface IntentOptions {
 	replace?: boolean;
 }
 
-/** Options for `intent.send()`. */
+/**
+ * Options for `intent.send()`.
+ *
+ * @example
+ * import type {SendOptions} from 'sendonce';
+ *
+ * const controller = new AbortController();
+ * const options: SendOptions = {signal: controller.signal};
+ * const result = await intent.send(options); // unresolved, reason 'aborted', if aborted
+ */
 export interface SendOptions {
 	/** Aborts the wait or the attempt; the intent stays stored. */
 	signal?: AbortSignal;
 }
 
-/** The sendonce client. */
+/**
+ * The sendonce client.
+ *
+ * @example
+ * import {createClient, type SendOnceClient} from 'sendonce';
+ *
+ * export const client: SendOnceClient = createClient();
+ * await client.resume();
+ */
 export interface SendOnceClient {
 	/** Find or create the intent for `scope` (see the scope table in the README). */
 	intent(scope: string, request: IntentRequest, options?: IntentOptions): Promise<Intent>;

@@ -1,4 +1,11 @@
-/** Every code a {@link SendOnceError} can carry. */
+/**
+ * Every code a {@link SendOnceError} can carry.
+ *
+ * @example
+ * import {isSendOnceError, type SendOnceErrorCode} from 'sendonce';
+ *
+ * const code: SendOnceErrorCode | undefined = isSendOnceError(error) ? error.code : undefined;
+ */
 export type SendOnceErrorCode =
 	| 'INVALID_REQUEST'
 	| 'UNRESOLVED_INTENT'

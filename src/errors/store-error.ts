@@ -1,6 +1,13 @@
 import {SendOnceError} from './send-once-error.js';
 
-/** Why a store failed. */
+/**
+ * Why a store failed.
+ *
+ * @example
+ * import {StoreError, type StoreErrorCode} from 'sendonce';
+ *
+ * const code: StoreErrorCode | undefined = error instanceof StoreError ? error.code : undefined;
+ */
 export type StoreErrorCode = 'STORE_UNAVAILABLE' | 'STORE_QUOTA' | 'STORE_CORRUPT';
 
 /**

@@ -3,6 +3,12 @@ import type {IntentStore} from '../types.js';
 /**
  * The parts of `@react-native-async-storage/async-storage` this store uses: the classic API
  * (v1, v2: `multiGet`, `multiRemove`) or v3's (`getMany`, `removeMany`).
+ *
+ * @example
+ * import AsyncStorage from '@react-native-async-storage/async-storage';
+ * import type {AsyncStorageLike} from 'sendonce/react-native';
+ *
+ * const storage: AsyncStorageLike = AsyncStorage;
  */
 export interface AsyncStorageLike {
 	getItem(key: string): Promise<string | null>;

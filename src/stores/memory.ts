@@ -28,7 +28,9 @@ export function memoryStore(): IntentStore {
 			map.set(id, copy(value));
 		},
 		async update(id, updater) {
-			const value = updater(copy(map.get(id)));
+			// The updater only reads what it is given (sendonce's records are never mutated):
+			// only what it returns needs copying in.
+			const value = updater(map.get(id));
 			if (value === undefined) map.delete(id);
 			else map.set(id, copy(value));
 		},
