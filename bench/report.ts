@@ -187,7 +187,7 @@ ${nodeTable}
 
 ${pageTable}
 
-Each sendonce intent in IndexedDB opens ${transactionsPerIntent} transactions (counted in the page by wrapping \`IDBDatabase.prototype.transaction\`): the writes are the new intent, \`sending\` before the attempt (the write-ahead), the outcome, and the delete once settled; the reads look up the stored record, when the intent is created and around the cross-tab claim. One IndexedDB transaction alone, one after another, costs ${ms(floor.readwrite)} ms (readwrite) and ${ms(floor.readonly)} ms (readonly) in this browser.
+Each sendonce intent in IndexedDB opens ${transactionsPerIntent} transactions (counted in the page by wrapping \`IDBDatabase.prototype.transaction\`): one creates the intent (it reads what the scope holds and writes the new record in the same transaction), one records \`sending\` before the attempt (the write-ahead, checked against the stored record in the same transaction, so a tab with a stale view cannot send), and one deletes the record once settled. One IndexedDB transaction alone, one after another, costs ${ms(floor.readwrite)} ms (readwrite) and ${ms(floor.readonly)} ms (readonly) in this browser.
 
 ## 3. list() and resume() over stored intents
 
