@@ -1,25 +1,4 @@
-import {fileURLToPath} from 'node:url';
 import react from '@vitejs/plugin-react';
-import {defineConfig} from 'vite';
+import {exampleConfig} from '../shared/vite-config.js';
 
-const source = fileURLToPath(new URL('../../src/', import.meta.url));
-
-// Builds the example from the repository's own source: `sendonce` and `sendonce/<entry>`
-// resolve to src/, so the demo runs without publishing (or building) the package.
-export default defineConfig({
-	root: fileURLToPath(new URL('.', import.meta.url)),
-	base: '/',
-	plugins: [react()],
-	resolve: {
-		alias: [
-			{find: /^sendonce$/, replacement: `${source}index.ts`},
-			{find: /^sendonce\/(.+)$/, replacement: `${source}$1.ts`},
-		],
-	},
-	build: {
-		outDir: 'dist',
-		emptyOutDir: true,
-		sourcemap: true,
-	},
-	logLevel: 'warn',
-});
+export default exampleConfig(new URL('.', import.meta.url), react());

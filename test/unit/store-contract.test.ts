@@ -13,6 +13,7 @@ import {
 import type {IntentRecord} from '../../src/record-schema.js';
 import {PROBE_TIMEOUT} from '../../src/stores/probe.js';
 import {resolveStore} from '../../src/stores/resolve.js';
+import {trapBrowserGlobals} from './ssr-traps.js';
 
 /** sessionStorage as the browser has it, in memory. */
 class MemoryStorage implements Storage {
@@ -550,17 +551,7 @@ describe('client over the stores', () => {
 
 describe('server-side rendering', () => {
 	test('importing sendonce touches no browser global', async () => {
-		const touched: string[] = [];
-		for (const name of ['window', 'indexedDB', 'sessionStorage', 'localStorage', 'navigator', 'document']) {
-			vi.stubGlobal(name, undefined);
-			Object.defineProperty(globalThis, name, {
-				configurable: true,
-				get() {
-					touched.push(name);
-					return undefined;
-				},
-			});
-		}
+		const touched = trapBrowserGlobals();
 
 		vi.resetModules();
 		const sendonce = await import('../../src/index.js');

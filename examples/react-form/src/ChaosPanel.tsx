@@ -1,19 +1,4 @@
-import type {ChaosAction, DemoStats} from './stats';
-
-const FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
-	{action: 'lose-reply', label: 'Lose the next reply', what: 'the email is delivered, then the answer is lost on the way back'},
-	{action: 'error-503', label: 'Answer 503 next', what: 'the next request is turned away before any work'},
-	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
-];
-
-const QUEUED: Record<DemoStats['queued'][number], string> = {
-	'lose-reply': 'lose the reply',
-	'error-before': 'answer 503',
-	'error-after': 'answer 502 after the work',
-	'drop-before': 'drop the connection',
-	slow: 'slow work',
-	'rate-limit': 'answer 429',
-};
+import {FAULTS, QUEUED, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos: (action: ChaosAction) => Promise<void>}) {
 	return (

@@ -1,24 +1,12 @@
 import {StrictMode} from 'react';
 import {createRoot} from 'react-dom/client';
 import {createClient} from 'sendonce';
+import {demoClientOptions} from '../../shared/demo';
 import {SendOnceProvider} from 'sendonce/react';
 import {App} from './App';
 import './styles.css';
 
-// Short waits so that the demo's chaos shows within seconds: an attempt gives up after 3 s
-// ("Make the work slow" takes 4 s), and five attempts per press of Send or Retry.
-// For the end-to-end tests (test/browser/demo.test.ts) the query string can shorten the waits:
-// `?fast` waits 0–400 ms between attempts instead of 0–4 s, and `?attempts=n` makes n attempts
-// per press. Without them, the demo is as described above.
-const query = new URLSearchParams(location.search);
-const attempts = Number(query.get('attempts'));
-const client = createClient({
-	retry: {
-		limit: Number.isInteger(attempts) && attempts > 0 ? attempts : 5,
-		...(query.has('fast') ? {baseDelay: 100, maxDelay: 400} : {baseDelay: 1000, maxDelay: 4000}),
-	},
-	timeout: 3000,
-});
+const client = createClient(demoClientOptions(location.search));
 
 createRoot(document.querySelector('#root')!).render(
 	<StrictMode>

@@ -1,5 +1,5 @@
 import {useCallback, useEffect, useState} from 'react';
-import type {ChaosAction, DemoStats} from '../../server/demo-server';
+import {fetchStats, postChaos, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export type {ChaosAction, DemoStats};
 
@@ -7,20 +7,16 @@ export type {ChaosAction, DemoStats};
 export function useStats(): {stats: DemoStats | undefined; refresh: () => void; chaos: (action: ChaosAction) => Promise<void>} {
 	const [stats, setStats] = useState<DemoStats>();
 	const refresh = useCallback(() => {
-		fetch('/demo/stats', {cache: 'no-store'})
-			.then(async response => response.json() as Promise<DemoStats>)
-			.then(setStats, () => undefined);
+		void fetchStats().then(next => {
+			if (next) setStats(next);
+		});
 	}, []);
 
 	const chaos = useCallback(async (action: ChaosAction) => {
 		// The switch moves at once; the server's answer then confirms it.
 		if (action === 'down' || action === 'up') setStats(current => current && {...current, down: action === 'down'});
-		const response = await fetch('/demo/chaos', {
-			method: 'POST',
-			headers: {'content-type': 'application/json'},
-			body: JSON.stringify({action}),
-		});
-		if (response.ok) setStats(await response.json() as DemoStats);
+		const next = await postChaos(action);
+		if (next) setStats(next);
 	}, []);
 
 	useEffect(() => {

@@ -1,5 +1,5 @@
 import {onScopeDispose, shallowRef, type Ref} from 'vue';
-import type {ChaosAction, DemoStats} from '../../server/demo-server';
+import {fetchStats, postChaos, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export type {ChaosAction, DemoStats};
 
@@ -7,22 +7,16 @@ export type {ChaosAction, DemoStats};
 export function useStats(): {stats: Ref<DemoStats | undefined>; refresh: () => void; chaos: (action: ChaosAction) => Promise<void>} {
 	const stats = shallowRef<DemoStats>();
 	const refresh = () => {
-		fetch('/demo/stats', {cache: 'no-store'})
-			.then(async response => response.json() as Promise<DemoStats>)
-			.then(next => {
-				stats.value = next;
-			}, () => undefined);
+		void fetchStats().then(next => {
+			if (next) stats.value = next;
+		});
 	};
 
 	const chaos = async (action: ChaosAction) => {
 		// The switch moves at once; the server's answer then confirms it.
 		if ((action === 'down' || action === 'up') && stats.value) stats.value = {...stats.value, down: action === 'down'};
-		const response = await fetch('/demo/chaos', {
-			method: 'POST',
-			headers: {'content-type': 'application/json'},
-			body: JSON.stringify({action}),
-		});
-		if (response.ok) stats.value = await response.json() as DemoStats;
+		const next = await postChaos(action);
+		if (next) stats.value = next;
 	};
 
 	refresh();

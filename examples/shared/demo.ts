@@ -1,0 +1,61 @@
+// What the React and Vue examples share: the client's settings and the demo server's chaos API.
+import type {ClientOptions} from 'sendonce';
+import type {ChaosAction, DemoStats} from '../server/demo-server';
+
+export type {ChaosAction, DemoStats};
+
+/**
+ * Short waits so that the demo's chaos shows within seconds: an attempt gives up after 3 s
+ * ("Make the work slow" takes 4 s), and five attempts per press of Send or Retry. For the
+ * end-to-end tests (test/browser/demo.test.ts) the query string can shorten the waits: `?fast`
+ * waits 0–400 ms between attempts instead of 0–4 s, and `?attempts=n` makes n attempts per
+ * press. Without them, the demo is as described above.
+ */
+export function demoClientOptions(search: string): ClientOptions {
+	const query = new URLSearchParams(search);
+	const attempts = Number(query.get('attempts'));
+	return {
+		retry: {
+			limit: Number.isInteger(attempts) && attempts > 0 ? attempts : 5,
+			...(query.has('fast') ? {baseDelay: 100, maxDelay: 400} : {baseDelay: 1000, maxDelay: 4000}),
+		},
+		timeout: 3000,
+	};
+}
+
+/** The chaos panel's buttons. */
+export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
+	{action: 'lose-reply', label: 'Lose the next reply', what: 'the email is delivered, then the answer is lost on the way back'},
+	{action: 'error-503', label: 'Answer 503 next', what: 'the next request is turned away before any work'},
+	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
+];
+
+/** How the panel names a queued fault. */
+export const QUEUED: Record<DemoStats['queued'][number], string> = {
+	'lose-reply': 'lose the reply',
+	'error-before': 'answer 503',
+	'error-after': 'answer 502 after the work',
+	'drop-before': 'drop the connection',
+	slow: 'slow work',
+	'rate-limit': 'answer 429',
+};
+
+/** The demo server's counters; undefined when it does not answer. */
+export async function fetchStats(): Promise<DemoStats | undefined> {
+	try {
+		const response = await fetch('/demo/stats', {cache: 'no-store'});
+		return await response.json() as DemoStats;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Queues a fault or flips the server up or down; resolves to the counters after it. */
+export async function postChaos(action: ChaosAction): Promise<DemoStats | undefined> {
+	const response = await fetch('/demo/chaos', {
+		method: 'POST',
+		headers: {'content-type': 'application/json'},
+		body: JSON.stringify({action}),
+	});
+	return response.ok ? await response.json() as DemoStats : undefined;
+}
