@@ -368,7 +368,7 @@ export class Intent {
 	 * stored record is still this intent's and, for `resume()`, still interrupted. True when
 	 * written; otherwise nothing was written, and what to return instead.
 	 */
-	async #recordAttempt(onlyIfInterrupted: boolean): Promise<true | typeof ELSEWHERE | undefined> {
+	async #recordAttempt(onlyIfInterrupted: boolean): Promise<true | typeof ELSEWHERE | IntentResult | undefined> {
 		if (!this.#ctx.isCurrent(this)) return ELSEWHERE;
 		const at = Date.now();
 		let next: IntentRecord | undefined;
@@ -387,7 +387,9 @@ export class Intent {
 
 		if (stored?.key !== this.key) return ELSEWHERE;
 		this.#observe(stored);
-		return undefined;
+		if (onlyIfInterrupted && !isResumable(stored.state)) return undefined;
+		// Expired by another tab (an explicit send() of an interrupted intent gets here too).
+		return stored.state === 'expired' ? this.#expire() : ELSEWHERE;
 	}
 
 	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
