@@ -166,7 +166,8 @@ export class Intent {
 		this.detach();
 		this.#ctx.forget(this);
 		this.#publish();
-		if (current) await this.#ctx.records.remove(this.scope);
+		// Only this intent's record: another tab may have put a new intent in the scope since.
+		if (current) await this.#ctx.records.change(this.scope, this.key, () => null);
 	}
 
 	/** @internal The client replaced this intent: stop, and never write again. */
