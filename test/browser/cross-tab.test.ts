@@ -165,24 +165,31 @@ async function attemptEvents(pages: Page[]): Promise<number> {
 	return events.flat().filter(event => event.type === 'attempt').length;
 }
 
+/**
+ * The owner sent once, succeeding at its first attempt; every tab reports the owner's own
+ * result, as the BroadcastChannel carried it; the server worked once; nothing is left stored.
+ */
+async function expectSentOnceEverywhere(pages: Page[], owner: Page, results: IntentResult[][], key: string): Promise<void> {
+	const ownResult = results[pages.indexOf(owner)]!;
+	expect(ownResult).toEqual([expect.objectContaining({status: 'succeeded', key, replayed: false, attempts: 1, data: {id: 'order-1', order: 'o-1', effects: 1}})]);
+	expect(results).toHaveLength(pages.length);
+	for (const result of results) expect(result).toEqual(ownResult);
+
+	expect(site.server.requests).toHaveLength(1);
+	expect(site.server.keys).toEqual([key]);
+	expect(site.server.effects.get('o-1')).toBe(1);
+	expect(site.server.totalEffects).toBe(1);
+	expect(await attemptEvents(pages)).toBe(1);
+	// With the record went any lease: nothing is left for a later resume to send or wait on.
+	expect(await indexedDbEntries(owner)).toEqual({});
+}
+
 describe('tabs resuming one interrupted intent at once (Web Locks)', () => {
 	test.each([2, 3])('%i tabs: one request reaches the server, and every tab reports its outcome', async count => {
 		const {key, pages} = await tabsWithPendingIntent(count);
 		const {owner, results} = await resumeEverywhere(pages, key, 'web-lock');
 
-		const expected = {status: 'succeeded', key, replayed: false, attempts: 1, data: {id: 'order-1', order: 'o-1', effects: 1}};
-		expect(results).toHaveLength(count);
-		for (const result of results) expect(result).toEqual([expect.objectContaining(expected)]);
-		// The other tabs resolve with the owner's own result, as the BroadcastChannel carried it.
-		const ownResult = results[pages.indexOf(owner)]!;
-		for (const result of results) expect(result).toEqual(ownResult);
-
-		expect(site.server.requests).toHaveLength(1);
-		expect(site.server.keys).toEqual([key]);
-		expect(site.server.effects.get('o-1')).toBe(1);
-		expect(site.server.totalEffects).toBe(1);
-		expect(await attemptEvents(pages)).toBe(1);
-		expect(await indexedDbEntries(owner)).toEqual({});
+		await expectSentOnceEverywhere(pages, owner, results, key);
 		expect(await Promise.all(pages.map(async page => page.evaluate(async () => (await window.tab.client.list()).length)))).toEqual(Array(count).fill(0));
 	});
 
@@ -225,17 +232,7 @@ describe('tabs resuming one interrupted intent at once, without Web Locks (a lea
 		expect(await pages[0]!.evaluate(() => navigator.locks)).toBeUndefined();
 		const {owner, results} = await resumeEverywhere(pages, key, 'lease');
 
-		const ownResult = results[pages.indexOf(owner)]!;
-		expect(ownResult).toEqual([expect.objectContaining({status: 'succeeded', key, replayed: false, attempts: 1, data: {id: 'order-1', order: 'o-1', effects: 1}})]);
-		for (const result of results) expect(result).toEqual(ownResult);
-
-		expect(site.server.requests).toHaveLength(1);
-		expect(site.server.keys).toEqual([key]);
-		expect(site.server.effects.get('o-1')).toBe(1);
-		expect(site.server.totalEffects).toBe(1);
-		expect(await attemptEvents(pages)).toBe(1);
-		// The lease went with the record: nothing is left behind for a later resume to wait on.
-		expect(await indexedDbEntries(owner)).toEqual({});
+		await expectSentOnceEverywhere(pages, owner, results, key);
 	});
 });
 

@@ -131,6 +131,20 @@ async function serverDown(page: Page, down: boolean): Promise<void> {
 	await expect.poll(async () => (await stats()).down).toBe(down);
 }
 
+/**
+ * A press of Send whose email is delivered and whose reply is lost, with the server down for
+ * every retry: the page ends unresolved. Resolves to the page and the intent's key.
+ */
+async function deliveredThenDown(): Promise<{page: Page; key: string}> {
+	const page = await openDemo(FAST);
+	await fill(page, DRAFT);
+	await page.getByTestId('chaos-lose-reply').click();
+	await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
+	await serverDown(page, true);
+	await page.getByTestId('send').click();
+	return {page, key: await reaches(page, 'unresolved')};
+}
+
 describe('the contact-form demo in Chromium', () => {
 	test('a lost reply: the page ends "sent" with the replay note, and the server delivered one email', async () => {
 		const page = await openDemo(FAST);
@@ -241,14 +255,7 @@ describe('the contact-form demo in Chromium', () => {
 		});
 
 		test('reply lost, then server down: one email delivered; back up, Retry gets the stored answer, still one', async () => {
-			const page = await openDemo(FAST);
-			await fill(page, DRAFT);
-			await page.getByTestId('chaos-lose-reply').click();
-			await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
-			await serverDown(page, true);
-
-			await page.getByTestId('send').click();
-			const key = await reaches(page, 'unresolved');
+			const {page, key} = await deliveredThenDown();
 			expect(await page.getByRole('alert').getByText(messages.mayHaveBeenSent).count()).toBe(1);
 			await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
 			expect(demo.api.totalEffects).toBe(1);
@@ -262,14 +269,7 @@ describe('the contact-form demo in Chromium', () => {
 		});
 
 		test('"Send as a new message" after an unresolved send: a new key, and exactly one more email', async () => {
-			const page = await openDemo(FAST);
-			await fill(page, DRAFT);
-			await page.getByTestId('chaos-lose-reply').click();
-			await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
-			await serverDown(page, true);
-
-			await page.getByTestId('send').click();
-			const first = await reaches(page, 'unresolved');
+			const {page, key: first} = await deliveredThenDown();
 			expect(demo.api.totalEffects).toBe(1);
 			await serverDown(page, false);
 			// Nothing is sent again until the user chooses.
