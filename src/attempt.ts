@@ -1,7 +1,7 @@
 import type {Answer} from './classify.js';
 import type {Transport} from './transport.js';
 import type {ResponseInfo} from './types.js';
-import {follow} from './wait.js';
+import {follow, untilAborted} from './wait.js';
 
 function timeoutError(ms: number): Error {
 	const error = new Error(`The attempt timed out after ${ms} ms`);
@@ -31,17 +31,36 @@ function parseBody(text: string, contentType: string | undefined): unknown {
 }
 
 /**
- * One attempt: send, read the whole answer, all within `timeout` ms (a timer rather than
- * `AbortSignal.timeout`, which Hermes lacks). Never throws: no answer is an `Answer` too.
+ * An answer the transport will not let us read: `mode: 'no-cors'` (opaque), `redirect:
+ * 'manual'` in a browser (opaqueredirect), or a network error dressed as a response (status 0).
+ */
+function isUnreadable(response: Response): boolean {
+	return response.type === 'opaque' || response.type === 'opaqueredirect' || response.type === 'error' || response.status === 0;
+}
+
+function unreadableError(response: Response): Error {
+	const error = new Error(`The transport returned an unreadable ${response.type === 'default' || !response.type ? '' : `${response.type} `}response (status ${response.status}): sendonce cannot tell whether the server did the work, and a browser strips the idempotency key from a no-cors request, so it will not be retried. Do not use mode: 'no-cors' or redirect: 'manual' for intents; allow the request with CORS instead.`);
+	error.name = 'UnreadableResponseError';
+	return error;
+}
+
+/**
+ * One attempt: `headers()`, send, read the whole answer, all within `timeout` ms (a timer
+ * rather than `AbortSignal.timeout`, which Hermes lacks) and all raced against `signal`, so
+ * that a transport or a `headers()` that ignores both cannot hang the send. Never throws: no
+ * answer is an `Answer` too. `beforeSend` runs once the headers are known and before a byte
+ * leaves (the write-ahead); what it throws is rethrown, and `false` means: do not send.
+ * Resolves to undefined when nothing was sent (`beforeSend` said no, or `signal` aborted
+ * first); rejects when `headers()` or `beforeSend` threw or `headers()` outlived the timeout.
  */
 export async function attempt(
 	transport: Transport,
-	request: {url: string; method: string; headers: Record<string, string>; body?: string},
+	request: {url: string; method: string; headers: () => Record<string, string> | Promise<Record<string, string>>; body?: string},
 	timeout: number,
-	signal?: AbortSignal,
-): Promise<Answer> {
-	// One controller per attempt, aborted by the caller or by the timer: AbortSignals are not
-	// free (Node makes each one transferable), and ky adds its own.
+	signal: AbortSignal | undefined,
+	beforeSend: () => Promise<boolean>,
+): Promise<Answer | undefined> {
+	// One controller per attempt, aborted by the caller or by the timer.
 	const controller = new AbortController();
 	const linked = controller.signal;
 	const unlink = follow(signal, controller);
@@ -50,18 +69,30 @@ export async function attempt(
 		timedOut = true;
 		controller.abort(timeoutError(timeout));
 	}, timeout);
+	let sent = false;
 	try {
-		// Some transports (msw, polyfills) do not end a body read on abort: race the timer too.
-		const stopped = new Promise<never>((_, reject) => {
-			linked.addEventListener('abort', () => reject(linked.reason), {once: true});
-		});
-		stopped.catch(() => undefined);
-		const response = await transport(request.url, {...request, signal: linked});
-		const text = await Promise.race([response.text(), stopped]);
+		const headers = await untilAborted(Promise.resolve().then(request.headers), linked);
+		if (!await beforeSend()) return undefined;
+		sent = true;
+		if (linked.aborted) throw linked.reason;
+		const response = await untilAborted(transport(request.url, {method: request.method, headers, body: request.body, signal: linked}), linked);
+		if (isUnreadable(response)) {
+			void response.body?.cancel().catch(() => undefined);
+			return {error: unreadableError(response), timedOut: false, unreadable: true};
+		}
+
+		// Some transports (msw, polyfills) do not end a body read on abort: race it too.
+		const text = await untilAborted(response.text(), linked);
 		const info: ResponseInfo = {status: response.status, headers: headersOf(response)};
+		if (response.redirected) info.redirected = true;
+		if (response.redirected && response.url) info.url = response.url;
 		return {response: info, data: parseBody(text, info.headers['content-type'])};
 	} catch (error) {
-		return {error: timedOut ? linked.reason : error, timedOut};
+		if (sent) return {error: timedOut ? linked.reason : error, timedOut};
+		// Nothing left: `headers()` (or the write-ahead) failed, hung, or the caller aborted.
+		if (timedOut) throw Object.assign(new Error(`The \`headers\` option did not settle within the ${timeout} ms timeout; nothing was sent`), {name: 'TimeoutError'});
+		if (linked.aborted) return undefined;
+		throw error;
 	} finally {
 		clearTimeout(timeoutId);
 		unlink();

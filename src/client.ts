@@ -9,7 +9,8 @@ import type {IntentRecord} from './record-schema.js';
 import {Records} from './records.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
 import {isResumable, isSettled} from './state.js';
-import {resolveStore} from './stores/resolve.js';
+import {probe} from './stores/probe.js';
+import {resolveStoreWithOthers} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
 import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent} from './types.js';
 
@@ -80,35 +81,31 @@ class Client implements SendOnceClient, IntentContext {
 				return before;
 			}
 
-			// The scope table: the same body finds the unsettled intent; another body replaces one
-			// never sent, and is refused for one that may have been sent, unless `replace`.
-			const keeps = (existing: {fingerprint: string; attempts: number}) => !replace && (existing.fingerprint === prepared.fingerprint || existing.attempts > 0);
+			// The scope table, decided against the stored record in the same store transaction as
+			// the write: an intent whose write-ahead has committed (attempts > 0) may have been sent,
+			// and is never replaced without `replace`. A settled intent never blocks a new body.
 			let created: IntentRecord | undefined;
-			let existing: Intent | undefined = live;
-			if (live) {
-				if (!keeps(live)) {
-					created = this.#newRecord(scope, prepared);
-					await this.records.write(created);
-					live.detach();
-				}
-			} else {
-				// One store transaction reads what is there and writes the new intent if it may.
-				const stored = await this.records.update(scope, current => {
-					created = current && !isSettled(current.state) && keeps(current) ? undefined : this.#newRecord(scope, prepared);
-					return created;
-				});
-				if (!created) existing = this.#track(stored!);
-			}
+			const stored = await this.records.update(scope, current => {
+				created = undefined;
+				const settledHere = live !== undefined && live.key === current?.key && isSettled(live.state);
+				const keep = current && !isSettled(current.state) && !settledHere && !replace
+					&& (current.fingerprint === prepared.fingerprint || current.attempts > 0);
+				if (keep) return undefined;
+				created = this.#newRecord(scope, prepared);
+				return created;
+			});
 
 			if (created) {
+				live?.detach();
 				const intent = new Intent(this, created, prepared.sessionHeaders);
 				this.#live.set(scope, intent);
 				return intent;
 			}
 
-			if (existing!.fingerprint !== prepared.fingerprint) throw new UnresolvedIntentError(existing!);
-			existing!.adoptSessionHeaders(prepared.sessionHeaders);
-			return existing!;
+			const existing = this.#track(stored!);
+			if (existing.fingerprint !== prepared.fingerprint) throw new UnresolvedIntentError(existing);
+			existing.adoptSessionHeaders(prepared.sessionHeaders);
+			return existing;
 		});
 	}
 
@@ -206,17 +203,21 @@ class Client implements SendOnceClient, IntentContext {
 	/** One Intent object per stored record; settled leftovers (a crash after the outcome) are removed. */
 	async #adopt(record: IntentRecord): Promise<Intent | undefined> {
 		if (!this.#live.has(record.scope) && isSettled(record.state)) {
-			await this.records.remove(record.scope);
+			await this.records.change(record.scope, record.key, stored => (isSettled(stored.state) ? null : undefined));
 			return undefined;
 		}
 
 		return this.#track(record);
 	}
 
-	/** The one Intent object for a stored, unsettled record. */
+	/**
+	 * The one Intent object for a stored, unsettled record. An Intent this page holds for an
+	 * older key of the scope (another tab replaced it) is no longer the scope's: it finds out
+	 * at its next write.
+	 */
 	#track(record: IntentRecord): Intent {
 		let intent = this.#live.get(record.scope);
-		if (!intent) {
+		if (intent?.key !== record.key) {
 			intent = new Intent(this, record);
 			this.#live.set(record.scope, intent);
 		}
@@ -239,11 +240,27 @@ class Client implements SendOnceClient, IntentContext {
 		return run;
 	}
 
+	/**
+	 * The chosen store, holding every unsettled intent an earlier load left in a store that
+	 * `'auto'` chose then and not now (bounded in time: a store that hangs is given up on).
+	 */
+	async #resolveStore(): Promise<IntentStore> {
+		const {store, others} = await resolveStoreWithOthers(this.options.store, this.emit);
+		const records = new Records(async () => store, this.emit);
+		for (const other of others) {
+			await probe('The other store', async () => records.adopt(other)).catch((error: unknown) => {
+				this.emit({type: 'store-error', error});
+			});
+		}
+
+		return store;
+	}
+
 	async #openStore(): Promise<IntentStore> {
 		// From the first look at the store on, hear other tabs' outcomes: an Intent this page
 		// holds may be settled elsewhere before it is sent from here.
 		this.coordinator.listen();
-		this.#store ??= resolveStore(this.options.store, this.emit).catch((error: unknown) => {
+		this.#store ??= this.#resolveStore().catch((error: unknown) => {
 			// Try again on next use: a forced store may work later (storage freed, a page reload).
 			this.#store = undefined;
 			throw error;

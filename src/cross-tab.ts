@@ -35,6 +35,14 @@ function lockManager(): LockManagerLike | undefined {
 }
 
 /**
+ * Whether another tab's lease still holds. Never for longer than one lease period from now:
+ * a clock set back must not stretch a crashed tab's lease.
+ */
+export function leaseHolds(lease: {until: number} | undefined, now: number): boolean {
+	return lease !== undefined && lease.until > now && lease.until - now <= LEASE_MS;
+}
+
+/**
  * One sender per intent across tabs. A Web Lock named after the key where the browser has
  * them; otherwise, for a store that tabs share (IndexedDB), a lease in the stored record,
  * claimed in one readwrite transaction and renewed while sending, so a crashed tab's lease
@@ -48,6 +56,8 @@ export class Coordinator {
 	readonly #waiters = new Map<string, Set<(result: IntentResult) => void>>();
 	readonly #received = new Map<string, IntentResult>();
 	#channel: BroadcastChannel | undefined | false;
+	/** `navigator.locks` exists but refused us (a sandboxed iframe, blocked site data). */
+	#locksDenied = false;
 
 	constructor(records: Records) {
 		this.#records = records;
@@ -62,10 +72,12 @@ export class Coordinator {
 	/** Claims `key` for this tab, or resolves to undefined when another tab holds it. */
 	async claim(key: string, scope: string): Promise<Claim | undefined> {
 		this.#open();
-		const locks = lockManager();
+		const locks = this.#locks();
 		if (locks) {
-			return new Promise<Claim | undefined>((resolve, reject) => {
-				locks.request(`sendonce:${key}`, {ifAvailable: true}, async lock => {
+			const claimed = await new Promise<Claim | undefined | 'denied'>(resolve => {
+				let granted = false;
+				const request = async () => locks.request(`sendonce:${key}`, {ifAvailable: true}, async lock => {
+					granted = true;
 					if (!lock) {
 						resolve(undefined);
 						return;
@@ -75,8 +87,14 @@ export class Coordinator {
 					await new Promise<void>(release => {
 						resolve({release: async () => release()});
 					});
-				}).catch(reject);
+				});
+				// A `SecurityError` (sandboxed iframe, blocked site data): coordinate without locks.
+				request().catch(() => {
+					if (!granted) resolve('denied');
+				});
 			});
+			if (claimed !== 'denied') return claimed;
+			this.#locksDenied = true;
 		}
 
 		// A store no other tab uses needs no lease: nobody else can send from it.
@@ -101,10 +119,14 @@ export class Coordinator {
 			this.#waiters.set(key, waiters);
 			linked.addEventListener('abort', () => waiters.delete(resolve), {once: true});
 		});
-		const locks = lockManager();
+		const locks = this.#locks();
 		try {
 			const released = locks
-				? locks.request(`sendonce:${key}`, {signal: linked}, () => undefined)
+				? locks.request(`sendonce:${key}`, {signal: linked}, () => undefined).catch(async () => {
+					if (linked.aborted) return;
+					this.#locksDenied = true;
+					await this.#pollUntilFree(key, scope, linked);
+				})
 				: this.#pollUntilFree(key, scope, linked);
 			const first = await Promise.race([message, released.then(() => undefined, () => undefined)]);
 			if (first || signal.aborted) return first;
@@ -139,6 +161,10 @@ export class Coordinator {
 		return this.#received.get(key);
 	}
 
+	#locks(): LockManagerLike | undefined {
+		return this.#locksDenied ? undefined : lockManager();
+	}
+
 	#open(): BroadcastChannel | undefined {
 		if (this.#channel === undefined) {
 			this.#channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(CHANNEL) : false;
@@ -164,7 +190,7 @@ export class Coordinator {
 		let claimed = false;
 		await this.#records.change(scope, key, record => {
 			const now = Date.now();
-			if (record.lease && record.lease.owner !== this.#tab && record.lease.until > now) return undefined;
+			if (record.lease?.owner !== this.#tab && leaseHolds(record.lease, now)) return undefined;
 			claimed = true;
 			lease.until = now + LEASE_MS;
 			return {...record, lease: {...lease}};
@@ -194,7 +220,7 @@ export class Coordinator {
 		for (;;) {
 			await sleep(POLL_MS, signal);
 			const record = await this.#records.read(scope).catch(() => undefined);
-			if (!record || record.key !== key || !record.lease || record.lease.until <= Date.now()) return;
+			if (!record || record.key !== key || !leaseHolds(record.lease, Date.now())) return;
 		}
 	}
 }

@@ -2,6 +2,7 @@ import {createClient} from './client.js';
 import {isSendOnceError} from './errors/send-once-error.js';
 import type {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
 import type {Intent} from './intent.js';
+import {isResumable} from './state.js';
 import type {IntentOptions, IntentRequest, IntentResult, IntentState, SendOnceClient} from './types.js';
 
 /**
@@ -175,8 +176,9 @@ export class IntentObserver implements IntentActions {
 		this.#client.get(this.#scope).then(async stored => {
 			if (this.#acted || !stored) return;
 			this.#set({intent: stored});
-			// resume() sends only while still interrupted: another tab may have settled it since.
-			await stored.resume();
+			// Only an interrupted intent is sent again; resume() checks once more, as another tab
+			// may have settled it since.
+			if (isResumable(stored.state)) await stored.resume();
 		}).catch((error: unknown) => {
 			this.#set({error});
 		});

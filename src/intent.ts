@@ -3,6 +3,7 @@ import {backoffDelay} from './backoff.js';
 import {RETRY_COST, TIMEOUT_RETRY_COST, type RetryBudget} from './budget.js';
 import {classify, type Answer} from './classify.js';
 import type {Claim, Coordinator} from './cross-tab.js';
+import {headerPairs} from './headers.js';
 import {formatKey} from './key.js';
 import type {NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record-schema.js';
@@ -11,10 +12,30 @@ import {parseRetryAfter} from './retry-after.js';
 import {canMove, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import type {Transport} from './transport.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
-import {follow, isOffline, sleep, waitForOnline} from './wait.js';
+import {abortError, isOffline, sleep, waitForOnline} from './wait.js';
 
 /** The stored record is no longer this intent's to send: another tab settled, replaced or cleared it. */
 const ELSEWHERE = Symbol('elsewhere');
+
+/**
+ * How far ahead of this device's clock a `createdAt` may lie: more means the clock that
+ * wrote it was fast, and its window cannot be trusted, so the intent counts as expired.
+ */
+const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** What the write-ahead did: written (true), or what to return instead of sending. */
+type Written = true | typeof ELSEWHERE | IntentResult | undefined;
+
+/** One running send, shared by every caller of `send()` (and `resume()`) while it runs. */
+interface Run {
+	readonly promise: Promise<IntentResult | undefined>;
+	/** Stops the send: every caller aborted, or the intent was discarded or replaced. */
+	readonly stop: AbortController;
+	/** Callers still waiting for it; the send stops when the last one aborts. */
+	callers: number;
+	/** A `resume()`: it sends only while the intent is interrupted, else resolves undefined. */
+	readonly onlyIfInterrupted: boolean;
+}
 
 /** What an intent needs from its client. */
 export interface IntentContext {
@@ -53,9 +74,7 @@ export class Intent {
 	readonly #listeners = new Set<(snapshot: IntentSnapshot) => void>();
 	/** Replaced, discarded or lost: never sends or writes again. */
 	#detached = false;
-	/** Stops the running send. */
-	#stop: AbortController | undefined;
-	#running: Promise<IntentResult | undefined> | undefined;
+	#running: Run | undefined;
 	#claim: Claim | undefined;
 
 	/** @internal Created by the client. */
@@ -133,9 +152,10 @@ export class Intent {
 
 	/**
 	 * Sends the intent until it settles, runs out of retries, expires or is aborted.
-	 * Single-flight: a call while a send is running returns that run's promise. Rejects only
-	 * for a programming or environment error (a store that cannot be written); every network
-	 * outcome is a result.
+	 * Single-flight: a call while a send is running joins it. Each caller's `signal` ends only
+	 * that caller's wait (it resolves `unresolved`, reason `aborted`); the send itself stops when
+	 * every caller has aborted, or on `discard()`. Rejects only for a programming or environment
+	 * error (a store that cannot be written); every network outcome is a result.
 	 */
 	async send(options: SendOptions = {}): Promise<IntentResult> {
 		return this.#start(options.signal, false) as Promise<IntentResult>;
@@ -147,12 +167,65 @@ export class Intent {
 	}
 
 	async #start(signal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
-		if (this.#discarded) throw new TypeError(`The intent ${this.key} was discarded; create a new one with client.intent()`);
-		if (isSettled(this.#record.state) && this.#result) return onlyIfInterrupted ? undefined : this.#result;
-		this.#running ??= this.#run(signal, onlyIfInterrupted).finally(() => {
-			this.#running = undefined;
+		for (;;) {
+			if (this.#discarded) throw new TypeError(`The intent ${this.key} was discarded; create a new one with client.intent()`);
+			if (isSettled(this.#record.state) && this.#result) return onlyIfInterrupted ? undefined : this.#result;
+			if (this.#running?.stop.signal.aborted && !this.#detached) {
+				// Every caller of that run left: it is stopping. A new call starts afresh after it.
+				await this.#running.promise.catch(() => undefined);
+				continue;
+			}
+
+			const run = this.#running ?? this.#begin(onlyIfInterrupted);
+			const result = await this.#join(run, signal);
+			// A resume() that found nothing to do ends without a result: a send() still sends.
+			if (result || onlyIfInterrupted || !run.onlyIfInterrupted) return result;
+		}
+	}
+
+	#begin(onlyIfInterrupted: boolean): Run {
+		const stop = new AbortController();
+		if (this.#detached) stop.abort();
+		const run: Run = {
+			promise: this.#run(stop.signal, onlyIfInterrupted).finally(() => {
+				if (this.#running === run) this.#running = undefined;
+			}),
+			stop,
+			callers: 0,
+			onlyIfInterrupted,
+		};
+		this.#running = run;
+		return run;
+	}
+
+	/** Waits for `run` as one of its callers, until `signal` ends this caller's wait. */
+	async #join(run: Run, signal: AbortSignal | undefined): Promise<IntentResult | undefined> {
+		run.callers++;
+		if (!signal) return run.promise;
+		let onAbort: (() => void) | undefined;
+		const left = new Promise<IntentResult | undefined>(resolve => {
+			onAbort = () => {
+				run.callers--;
+				if (run.callers > 0) {
+					resolve({
+						status: 'unresolved', key: this.key, reason: 'aborted', error: abortError(signal), attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
+					});
+					return;
+				}
+
+				// The last caller left: stop the send, and report how it stopped.
+				run.stop.abort(signal.reason);
+				resolve(run.promise);
+			};
+
+			if (signal.aborted) onAbort();
+			else signal.addEventListener('abort', onAbort, {once: true});
 		});
-		return this.#running;
+		try {
+			return await Promise.race([run.promise, left]);
+		} finally {
+			signal.removeEventListener('abort', onAbort!);
+		}
 	}
 
 	/**
@@ -173,7 +246,7 @@ export class Intent {
 	/** @internal The client replaced this intent: stop, and never write again. */
 	detach(): void {
 		this.#detached = true;
-		this.#stop?.abort();
+		this.#running?.stop.abort();
 	}
 
 	/** @internal Headers given with a later, identical `client.intent()` call. */
@@ -187,42 +260,32 @@ export class Intent {
 	 * transaction, that the record is still this intent's and still to be sent: another tab may
 	 * have sent, settled, replaced or cleared it since this page last looked.
 	 */
-	async #run(userSignal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
+	async #run(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
 		const {records, coordinator} = this.#ctx;
-		const stop = new AbortController();
-		this.#stop = stop;
-		if (this.#detached) stop.abort();
-		const unfollow = follow(userSignal, stop);
-		const {signal} = stop;
-		try {
-			for (;;) {
-				if (signal.aborted) return await this.#unresolve('aborted', undefined);
-				const claim = await coordinator.claim(this.key, this.scope);
-				if (claim) {
-					this.#claim = claim;
-					try {
-						const result = await this.#attempts(signal, onlyIfInterrupted);
-						if (result !== ELSEWHERE) {
-							if (result) coordinator.announce(this.key, result);
-							return result;
-						}
-					} finally {
-						this.#claim = undefined;
-						await claim.release();
+		for (;;) {
+			if (signal.aborted) return await this.#unresolve('aborted', undefined);
+			const claim = await coordinator.claim(this.key, this.scope);
+			if (claim) {
+				this.#claim = claim;
+				try {
+					const result = await this.#attempts(signal, onlyIfInterrupted);
+					if (result !== ELSEWHERE) {
+						if (result) coordinator.announce(this.key, result);
+						return result;
 					}
+				} finally {
+					this.#claim = undefined;
+					await claim.release();
 				}
-
-				const outcome = await coordinator.waitForOwner(this.key, this.scope, signal);
-				if (outcome) return await this.#adoptOutcome(outcome);
-				// The owner let go without a word (it crashed, or its lease went stale): look again.
-				const stored = await records.read(this.scope);
-				if (stored?.key !== this.key) return await this.#lost();
-				this.#observe(stored);
-				if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
 			}
-		} finally {
-			unfollow();
-			this.#stop = undefined;
+
+			const outcome = await coordinator.waitForOwner(this.key, this.scope, signal);
+			if (outcome) return await this.#adoptOutcome(outcome);
+			// The owner let go without a word (it crashed, or its lease went stale): look again.
+			const stored = await records.read(this.scope);
+			if (stored?.key !== this.key) return await this.#lost();
+			this.#observe(stored);
+			if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
 		}
 	}
 
@@ -277,77 +340,96 @@ export class Intent {
 	/**
 	 * The retry loop, run by the tab that holds the claim. `ELSEWHERE` when the stored record
 	 * is no longer this intent's to send (settled, replaced or cleared by another tab);
-	 * undefined when `onlyIfInterrupted` and another tab already took it past interrupted.
+	 * undefined when `onlyIfInterrupted` and another tab already took it past interrupted. An
+	 * error (a write-ahead that failed, a `headers()` that threw) rejects, after the intent, if
+	 * it was sending, is marked unresolved: it may have been sent, and `send()` may try again.
 	 */
 	async #attempts(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
+		try {
+			return await this.#retryLoop(signal, onlyIfInterrupted);
+		} catch (error) {
+			if (this.#record.state === 'sending') await this.#stopSending();
+			throw error;
+		}
+	}
+
+	async #retryLoop(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
 		const {options, budget, emit} = this.#ctx;
 		const {retry} = options;
 		let made = 0;
 		let lastRetryCost: number | undefined;
 		let answer: Answer | undefined;
 		for (;;) {
-				const stop = await this.#beforeAttempt(signal, answer);
-				if (stop) return stop;
-				if (isOffline(options.isOnline)) {
-					emit({type: 'wait-online', key: this.key, scope: this.scope, attempt: this.attempts});
-					await waitForOnline(retry.maxDelay, signal, options.isOnline).catch(() => undefined);
-					const stopped = await this.#beforeAttempt(signal, answer);
-					if (stopped) return stopped;
-				}
+			const stop = await this.#beforeAttempt(signal, answer);
+			if (stop) return stop;
+			if (isOffline(options.isOnline)) {
+				emit({type: 'wait-online', key: this.key, scope: this.scope, attempt: this.attempts});
+				await waitForOnline(retry.maxDelay, signal, options.isOnline).catch(() => undefined);
+				const stopped = await this.#beforeAttempt(signal, answer);
+				if (stopped) return stopped;
+			}
 
-				const headers = await this.#headers();
-				if (signal.aborted) return await this.#unresolve('aborted', answer);
-
+			// Any earlier attempt, in this page or before a reload, may have reached the server.
+			const mayHaveReached = this.attempts > 0;
+			let written: Written = true;
+			const {url, method, body} = this.#record.request;
+			const next = await attempt(this.#ctx.transport, {url, method, body, headers: async () => this.#headers()}, options.timeout, signal, async () => {
 				// Write-ahead: the attempt is on record before a byte leaves.
-				const written = await this.#recordAttempt(onlyIfInterrupted && made === 0);
-				if (written !== true) return written;
-				if (signal.aborted) return await this.#unresolve('aborted', answer);
-				made++;
-				emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
-				const {url, method, body} = this.#record.request;
-				answer = await attempt(this.#ctx.transport, {url, method, headers, body}, options.timeout, signal);
+				written = await this.#recordAttempt(onlyIfInterrupted && made === 0);
+				if (written === true) emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
+				return written === true;
+			});
+			if (written !== true) return written;
+			if (!next) return await this.#unresolve('aborted', answer);
+			made++;
+			answer = next;
 
-				const verdict = classify(answer, options.classify);
-				if (verdict.type === 'succeeded' && 'response' in answer) {
-					budget.refund(lastRetryCost);
-					return await this.#settle('succeeded', {
-						status: 'succeeded', key: this.key, response: answer.response, data: answer.data, replayed: verdict.replayed, attempts: this.attempts,
-					});
-				}
-
-				if (verdict.type === 'failed' && 'response' in answer) {
-					return await this.#settle('failed', {
-						status: 'failed', key: this.key, response: answer.response, data: answer.data, attempts: this.attempts,
-					});
-				}
-
-				if (verdict.type === 'replayed-error') return await this.#unresolve('replayed-error', answer);
-				if (signal.aborted) return await this.#unresolve('aborted', answer);
-				if (made >= retry.limit) return await this.#unresolve('exhausted', answer);
-
-				const retryAfter = 'response' in answer ? parseRetryAfter(answer.response.headers['retry-after']) : undefined;
-				if (retryAfter !== undefined && retryAfter > retry.maxRetryAfter) return await this.#unresolve('exhausted', answer);
-				const cost = 'error' in answer ? TIMEOUT_RETRY_COST : RETRY_COST;
-				if (!budget.take(cost)) return await this.#unresolve('budget', answer);
-				lastRetryCost = cost;
-
-				const delay = retryAfter ?? backoffDelay(made, retry);
-				emit({
-					type: 'retry',
-					key: this.key,
-					scope: this.scope,
-					attempt: this.attempts,
-					delay,
-					...('response' in answer ? {status: answer.response.status} : {error: answer.error}),
+			const verdict = classify(answer, options.classify, mayHaveReached);
+			if (verdict.type === 'succeeded' && 'response' in answer) {
+				budget.refund(lastRetryCost);
+				return await this.#settle('succeeded', {
+					status: 'succeeded', key: this.key, response: answer.response, data: answer.data, replayed: verdict.replayed, attempts: this.attempts,
 				});
-				await sleep(delay, signal).catch(() => undefined);
+			}
+
+			if (verdict.type === 'failed' && 'response' in answer) {
+				return await this.#settle('failed', {
+					status: 'failed', key: this.key, response: answer.response, data: answer.data, attempts: this.attempts,
+				});
+			}
+
+			if (verdict.type === 'replayed-error' || verdict.type === 'refused' || verdict.type === 'transport' || verdict.type === 'redirected') {
+				return await this.#unresolve(verdict.type, answer);
+			}
+
+			if (signal.aborted) return await this.#unresolve('aborted', answer);
+			if (made >= retry.limit) return await this.#unresolve('exhausted', answer);
+
+			const retryAfter = 'response' in answer ? parseRetryAfter(answer.response.headers['retry-after']) : undefined;
+			if (retryAfter !== undefined && retryAfter > retry.maxRetryAfter) return await this.#unresolve('exhausted', answer);
+			const cost = 'error' in answer ? TIMEOUT_RETRY_COST : RETRY_COST;
+			if (!budget.take(cost)) return await this.#unresolve('budget', answer);
+			lastRetryCost = cost;
+
+			const delay = retryAfter ?? backoffDelay(made, retry);
+			emit({
+				type: 'retry',
+				key: this.key,
+				scope: this.scope,
+				attempt: this.attempts,
+				delay,
+				...('response' in answer ? {status: answer.response.status} : {error: answer.error}),
+			});
+			await sleep(delay, signal).catch(() => undefined);
 		}
 	}
 
 	/** Stops for an abort or an expired window; otherwise undefined: go ahead. */
 	async #beforeAttempt(signal: AbortSignal, answer: Answer | undefined): Promise<IntentResult | undefined> {
 		if (signal.aborted) return this.#unresolve('aborted', answer);
-		if (Date.now() >= this.expiresAt) return this.#expire();
+		const now = Date.now();
+		// A `createdAt` far ahead was written by a fast clock: its window cannot be trusted.
+		if (now >= this.expiresAt || this.createdAt > now + MAX_CLOCK_SKEW_MS) return this.#expire();
 		return undefined;
 	}
 
@@ -355,9 +437,9 @@ export class Intent {
 	async #headers(): Promise<Record<string, string>> {
 		const {headers, headerName, keyFormat} = this.#ctx.options;
 		const merged: Record<string, string> = {};
-		const fromClient = typeof headers === 'function' ? await headers() : headers;
-		for (const source of [fromClient, this.#record.request.headers, this.#sessionHeaders]) {
-			for (const [name, value] of Object.entries(source)) merged[name.toLowerCase()] = value;
+		const fromClient = headerPairs(typeof headers === 'function' ? await headers() : headers, 'headers');
+		for (const source of [fromClient, Object.entries(this.#record.request.headers), Object.entries(this.#sessionHeaders)]) {
+			for (const [name, value] of source) merged[name.toLowerCase()] = value;
 		}
 
 		merged[headerName.toLowerCase()] = formatKey(this.key, keyFormat);
@@ -369,7 +451,7 @@ export class Intent {
 	 * stored record is still this intent's and, for `resume()`, still interrupted. True when
 	 * written; otherwise nothing was written, and what to return instead.
 	 */
-	async #recordAttempt(onlyIfInterrupted: boolean): Promise<true | typeof ELSEWHERE | IntentResult | undefined> {
+	async #recordAttempt(onlyIfInterrupted: boolean): Promise<Written> {
 		if (!this.#ctx.isCurrent(this)) return ELSEWHERE;
 		const at = Date.now();
 		let next: IntentRecord | undefined;
@@ -393,6 +475,17 @@ export class Intent {
 		return stored.state === 'expired' ? this.#expire() : ELSEWHERE;
 	}
 
+	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
+	async #stopSending(): Promise<void> {
+		const next = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
+		this.#record = next;
+		this.#publish();
+		if (!this.#ctx.isCurrent(this)) return;
+		await this.#ctx.records.change(this.scope, this.key, () => this.#withLease(next)).catch((error: unknown) => {
+			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
+		});
+	}
+
 	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
 		return this.#finish({type: 'settle', state, at: Date.now()}, result);
 	}
@@ -406,7 +499,7 @@ export class Intent {
 			key: this.key,
 			reason,
 			error: answer && 'error' in answer ? answer.error : undefined,
-			...(answer && 'response' in answer ? {response: answer.response} : {}),
+			...(answer && 'response' in answer ? {response: answer.response, data: answer.data} : {}),
 			attempts: this.attempts,
 			mayHaveBeenSent: mayHaveBeenSent(state, this.attempts),
 		};

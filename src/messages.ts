@@ -17,6 +17,11 @@ export interface Messages {
 	refused(reason?: string): string;
 	/** For `unresolved` and `expired` intents. */
 	mayHaveBeenSent: string;
+	/**
+	 * For an intent `unresolved` with reason `'refused'`: a 4xx (an expired session, a proxy)
+	 * came back after an earlier attempt may have reached the server. `status` is that 4xx.
+	 */
+	notConfirmed(status?: number): string;
 	retryHint: string;
 	/** For `expired` intents: too late to retry safely. */
 	expired: string;
@@ -43,6 +48,7 @@ export const messages: Messages = {
 	replayed: 'The server had already received it: this is its earlier answer, nothing was sent twice.',
 	refused: reason => `Your message was not sent: ${reason ?? 'the server refused it'}.`,
 	mayHaveBeenSent: 'Your message may have been sent. The connection failed before the server could confirm it.',
+	notConfirmed: status => `We could not confirm whether your message was sent: the server refused to answer${status ? ` (${status})` : ''} after an earlier try may have reached it. Sign in again and retry: it will not be sent twice.`,
 	retryHint: 'Retry asks again with the same key: the server will not deliver it twice.',
 	expired: 'It is too late to ask again safely: check whether it arrived before you send it again.',
 	conflict: 'Your earlier message may have been sent, and the text has changed. Retry the earlier message, or send this text as a new message?',

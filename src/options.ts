@@ -1,3 +1,4 @@
+import {HEADER_NAME, HEADER_VALUE} from './headers.js';
 import type {ClientOptions, IntentStore, ResponseInfo, Classification, SendOnceEvent, StoreOption, FetchLike, KyLike} from './types.js';
 
 /** Options after normalisation: every default filled in, every value checked. */
@@ -35,7 +36,8 @@ const KNOWN = new Set([
 const RETRY_KNOWN = new Set(['limit', 'baseDelay', 'maxDelay', 'maxRetryAfter', 'budget']);
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
 const STORE_NAMES = new Set(['auto', 'indexeddb', 'session', 'memory']);
-const TOKEN = /^[!#$%&'*+.^`|~\w-]+$/;
+/** The longest delay `setTimeout` keeps: a larger one fires after about 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function fail(name: string, expected: string, value: unknown): never {
 	const shown = typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value);
@@ -44,6 +46,15 @@ function fail(name: string, expected: string, value: unknown): never {
 
 function integer(name: string, value: unknown, min: number): number {
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(name, `an integer ≥ ${min}`, value);
+	return value;
+}
+
+/** A duration that is handed to `setTimeout`. */
+function delay(name: string, value: unknown, min: number): number {
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_TIMER_MS) {
+		fail(name, `an integer from ${min} to ${MAX_TIMER_MS} (milliseconds; timers cannot wait longer)`, value);
+	}
+
 	return value;
 }
 
@@ -69,9 +80,9 @@ function normalizeRetry(retry: ClientOptions['retry']): NormalizedOptions['retry
 
 	const normalized = {
 		limit: integer('retry.limit', retry.limit ?? defaults.limit, 1),
-		baseDelay: integer('retry.baseDelay', retry.baseDelay ?? defaults.baseDelay, 0),
-		maxDelay: integer('retry.maxDelay', retry.maxDelay ?? defaults.maxDelay, 0),
-		maxRetryAfter: integer('retry.maxRetryAfter', retry.maxRetryAfter ?? defaults.maxRetryAfter, 0),
+		baseDelay: delay('retry.baseDelay', retry.baseDelay ?? defaults.baseDelay, 0),
+		maxDelay: delay('retry.maxDelay', retry.maxDelay ?? defaults.maxDelay, 0),
+		maxRetryAfter: delay('retry.maxRetryAfter', retry.maxRetryAfter ?? defaults.maxRetryAfter, 0),
 		budget: retry.budget === false ? false as const : integer('retry.budget', retry.budget ?? defaults.budget, 1),
 	};
 	if (normalized.maxDelay < normalized.baseDelay) fail('retry.maxDelay', `at least \`retry.baseDelay\` (${normalized.baseDelay})`, normalized.maxDelay);
@@ -91,7 +102,7 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 	}
 
 	const headerName = options.headerName ?? DEFAULTS.headerName;
-	if (typeof headerName !== 'string' || !TOKEN.test(headerName)) fail('headerName', 'an HTTP header name', headerName);
+	if (typeof headerName !== 'string' || !HEADER_NAME.test(headerName)) fail('headerName', 'an HTTP header name', headerName);
 
 	const keyFormat = options.keyFormat ?? DEFAULTS.keyFormat;
 	if (keyFormat !== 'raw' && keyFormat !== 'sf-string') fail('keyFormat', '\'raw\' or \'sf-string\'', keyFormat);
@@ -100,12 +111,13 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 	if (typeof headers !== 'function') {
 		if (typeof headers !== 'object' || headers === null) fail('headers', 'an object of strings or a function', headers);
 		for (const [name, value] of Object.entries(headers)) {
-			if (typeof value !== 'string') fail(`headers.${name}`, 'a string', value);
+			if (!HEADER_NAME.test(name)) fail('headers', 'an object keyed by HTTP header names', name);
+			if (typeof value !== 'string' || !HEADER_VALUE.test(value)) fail(`headers.${name}`, 'a string without line breaks, NUL or characters above U+00FF', value);
 		}
 	}
 
 	const persistHeaders = options.persistHeaders ?? DEFAULTS.persistHeaders;
-	if (!Array.isArray(persistHeaders) || !persistHeaders.every(name => typeof name === 'string' && TOKEN.test(name))) {
+	if (!Array.isArray(persistHeaders) || !persistHeaders.every(name => typeof name === 'string' && HEADER_NAME.test(name))) {
 		fail('persistHeaders', 'an array of header names', persistHeaders);
 	}
 
@@ -123,7 +135,7 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 		headers,
 		persistHeaders: persistHeaders.map(name => name.toLowerCase()),
 		retry: normalizeRetry(options.retry),
-		timeout: integer('timeout', options.timeout ?? DEFAULTS.timeout, 1),
+		timeout: delay('timeout', options.timeout ?? DEFAULTS.timeout, 1),
 		window: integer('window', options.window ?? DEFAULTS.window, 1),
 		classify: optionalFunction('classify', options.classify),
 		onEvent: optionalFunction('onEvent', options.onEvent),

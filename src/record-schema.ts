@@ -2,6 +2,9 @@ import * as z from 'zod/mini';
 
 const timestamp = z.number().check(z.nonnegative());
 
+/** The record format this version writes; a record with a higher `v` is a newer app's. */
+export const RECORD_VERSION = 1;
+
 /**
  * A stored intent, version 1. Plain data only: it must survive structured clone (IndexedDB)
  * and JSON (sessionStorage, AsyncStorage). Every read is validated against this schema.
@@ -22,7 +25,8 @@ export const intentRecordSchema = z.object({
 	createdAt: timestamp,
 	expiresAt: timestamp,
 	updatedAt: timestamp,
-	reason: z.optional(z.enum(['exhausted', 'aborted', 'replayed-error', 'budget'])),
+	/** Why it is unresolved: informational, so a reason a later version adds is still valid here. */
+	reason: z.optional(z.string()),
 	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
 	lease: z.optional(z.object({owner: z.string(), until: timestamp})),
 });

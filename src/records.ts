@@ -1,5 +1,6 @@
 import {StoreError} from './errors/store-error.js';
-import {parseRecord, type IntentRecord} from './record-schema.js';
+import {parseRecord, RECORD_VERSION, type IntentRecord} from './record-schema.js';
+import {isSettled} from './state.js';
 import {toStoreError} from './store-errors.js';
 import type {IntentStore, SendOnceEvent} from './types.js';
 
@@ -14,13 +15,31 @@ export interface SetAsideRecord {
 	value: unknown;
 }
 
+type Change = (stored: IntentRecord | undefined) => IntentRecord | null | undefined;
+
+/**
+ * A record written by a newer sendonce (a tab of the next version, during a rolling deploy).
+ * It is never set aside, overwritten or sent from here: this page is out of date.
+ */
+function isNewer(value: unknown): boolean {
+	const version = (value as {v?: unknown} | null)?.v;
+	return typeof version === 'number' && version > RECORD_VERSION;
+}
+
+function newerError(scope: string): StoreError {
+	return new StoreError('STORE_VERSION', `The intent stored for "${scope}" was written by a newer version of this app; reload the page to use it`);
+}
+
 /**
  * The core's view of a store: ids per scope, every read validated, invalid and foreign
- * records moved aside and reported, every failure a `StoreError`.
+ * records moved aside and reported, every failure a `StoreError`. Changes to one scope are
+ * made one at a time within this client, so that a read-decide-write is atomic here even on a
+ * store without `update`; `update` makes it atomic across tabs too.
  */
 export class Records {
 	readonly #store: () => Promise<IntentStore>;
 	readonly #emit: (event: SendOnceEvent) => void;
+	readonly #queues = new Map<string, Promise<unknown>>();
 
 	constructor(store: () => Promise<IntentStore>, emit: (event: SendOnceEvent) => void) {
 		this.#store = store;
@@ -32,6 +51,7 @@ export class Records {
 		return (await this.#store()).shared === true;
 	}
 
+	/** The valid record for `scope`; rejects with `STORE_VERSION` for a newer app's record. */
 	async read(scope: string): Promise<IntentRecord | undefined> {
 		const store = await this.#store();
 		let value: unknown;
@@ -41,10 +61,15 @@ export class Records {
 			throw toStoreError(error, `read the intent for "${scope}"`);
 		}
 
-		return value === undefined || value === null ? undefined : this.#check(store, INTENT + scope, value);
+		if (value === undefined || value === null) return undefined;
+		if (isNewer(value)) throw newerError(scope);
+		const checked = this.#validate(INTENT + scope, value);
+		if ('record' in checked) return checked.record;
+		await this.#setAside(store, INTENT + scope, value, checked.problem).catch(() => undefined);
+		return undefined;
 	}
 
-	/** Every valid record in the store. */
+	/** Every valid record in the store; a newer app's records are left alone. */
 	async all(): Promise<IntentRecord[]> {
 		const store = await this.#store();
 		let entries: Array<[string, unknown]>;
@@ -56,21 +81,13 @@ export class Records {
 
 		const records: IntentRecord[] = [];
 		for (const [id, value] of entries) {
-			if (id.startsWith(SET_ASIDE) || value === undefined || value === null) continue;
-			const record = await this.#check(store, id, value);
-			if (record) records.push(record);
+			if (id.startsWith(SET_ASIDE) || value === undefined || value === null || isNewer(value)) continue;
+			const checked = this.#validate(id, value);
+			if ('record' in checked) records.push(checked.record);
+			else await this.#setAside(store, id, value, checked.problem).catch(() => undefined);
 		}
 
 		return records;
-	}
-
-	async write(record: IntentRecord): Promise<void> {
-		const store = await this.#store();
-		try {
-			await store.set(INTENT + record.scope, record);
-		} catch (error) {
-			throw toStoreError(error, `store the intent for "${record.scope}"`);
-		}
 	}
 
 	/**
@@ -78,45 +95,20 @@ export class Records {
 	 * transaction, atomic across tabs, where the store has `update`. `change` gets the valid
 	 * stored record (undefined when there is none) and returns the new record, `null` to delete
 	 * it, or undefined to leave the store as it is. Resolves to what `change` was given. An
-	 * invalid record is first set aside and reported, as `read` does.
+	 * invalid record is first set aside and reported, as `read` does; one that cannot be set
+	 * aside, or a newer app's record, makes this reject with `StoreError`, and nothing is written.
 	 */
-	async update(scope: string, change: (stored: IntentRecord | undefined) => IntentRecord | null | undefined): Promise<IntentRecord | undefined> {
-		const store = await this.#store();
-		const id = INTENT + scope;
-		let given: IntentRecord | undefined;
-		let invalid = false;
-		let thrown: {error: unknown} | undefined;
-		const updater = (value: unknown) => {
-			given = value === undefined || value === null ? undefined : this.#valid(id, value);
-			invalid = value !== undefined && value !== null && !given;
-			let next: IntentRecord | null | undefined;
-			try {
-				next = invalid ? undefined : change(given);
-			} catch (error) {
-				// `change`'s own error (a key that could not be made) is not the store's.
-				thrown = {error};
+	async update(scope: string, change: Change): Promise<IntentRecord | undefined> {
+		return this.#exclusive(scope, async () => {
+			const store = await this.#store();
+			// Twice at most: an invalid record is set aside, then the change is made.
+			for (let tries = 0; ; tries++) {
+				const outcome = await this.#updateOnce(store, scope, change);
+				if (!('invalid' in outcome)) return outcome.given;
+				if (tries > 0) throw new StoreError('STORE_CORRUPT', `The intent stored for "${scope}" is invalid again after it was set aside (${outcome.invalid.problem})`);
+				await this.#setAside(store, INTENT + scope, outcome.invalid.value, outcome.invalid.problem);
 			}
-
-			return next === null ? undefined : next ?? value;
-		};
-
-		try {
-			if (store.update) {
-				await store.update(id, updater);
-			} else {
-				const value = await store.get(id);
-				const next = updater(value);
-				if (next === undefined) await store.delete(id);
-				else if (next !== value) await store.set(id, next);
-			}
-		} catch (error) {
-			throw toStoreError(error, `update the intent for "${scope}"`);
-		}
-
-		if (thrown) throw thrown.error;
-		if (!invalid) return given;
-		await this.read(scope);
-		return this.update(scope, change);
+		});
 	}
 
 	/** `update`, when the stored record is still the intent `key`; resolves to it, if it was. */
@@ -125,13 +117,54 @@ export class Records {
 		return stored?.key === key ? stored : undefined;
 	}
 
-	async remove(scope: string): Promise<void> {
-		const store = await this.#store();
+	/**
+	 * Moves the unsettled intents found in `other` (a store an earlier page load chose) into
+	 * this store, so that they are found, and sent with their keys, whichever store this load
+	 * uses. An intent already here with the same key keeps the more advanced copy. Two
+	 * unsettled intents for one scope (each load saw only its own store) cannot both be the
+	 * scope's: the later one is, the other is set aside and reported, never sent. A record is
+	 * deleted from `other` only once it is safe here; what cannot be moved stays where it was.
+	 */
+	async adopt(other: IntentStore): Promise<void> {
+		let entries: Array<[string, unknown]>;
 		try {
-			await store.delete(INTENT + scope);
-		} catch (error) {
-			throw toStoreError(error, `delete the intent for "${scope}"`);
+			entries = await other.list();
+		} catch {
+			return;
 		}
+
+		for (const [id, value] of entries) {
+			if (!id.startsWith(INTENT) || value === undefined || value === null || isNewer(value)) continue;
+			const checked = this.#validate(id, value);
+			if (!('record' in checked)) continue;
+			const {record} = checked;
+			try {
+				if (!isSettled(record.state)) await this.#merge(record);
+				if (JSON.stringify(await other.get(id)) === JSON.stringify(value)) await other.delete(id);
+			} catch (error) {
+				this.#emit({type: 'store-error', key: record.key, scope: record.scope, error: toStoreError(error, `move the intent for "${record.scope}" into the store chosen now`)});
+			}
+		}
+	}
+
+	async #merge(incoming: IntentRecord): Promise<void> {
+		let loser: IntentRecord | undefined;
+		await this.update(incoming.scope, current => {
+			loser = undefined;
+			if (!current || isSettled(current.state)) return incoming;
+			if (current.key === incoming.key) {
+				const ahead = incoming.attempts > current.attempts || (incoming.attempts === current.attempts && incoming.updatedAt > current.updatedAt);
+				return ahead ? incoming : undefined;
+			}
+
+			loser = incoming.updatedAt > current.updatedAt ? current : incoming;
+			return loser === current ? incoming : undefined;
+		});
+		if (!loser) return;
+		const store = await this.#store();
+		const problem = `another unsettled intent for "${incoming.scope}" was stored by an earlier page load in another store; kept the later one`;
+		await store.set(`${SET_ASIDE}${INTENT}${loser.scope}#${loser.key}`, {setAside: true, at: Date.now(), problem, value: loser} satisfies SetAsideRecord);
+		this.#emit({type: 'store-error', key: loser.key, scope: loser.scope, error: new StoreError('STORE_CORRUPT', `Set aside the intent ${loser.key}: ${problem}. It may have been sent; it will not be sent again`)});
 	}
 
 	async clear(): Promise<void> {
@@ -148,6 +181,75 @@ export class Records {
 		}
 	}
 
+	async #updateOnce(store: IntentStore, scope: string, change: Change): Promise<{given: IntentRecord | undefined} | {invalid: {value: unknown; problem: string}}> {
+		const id = INTENT + scope;
+		let given: IntentRecord | undefined;
+		let invalid: {value: unknown; problem: string} | undefined;
+		let newer = false;
+		let thrown: {error: unknown} | undefined;
+		const updater = (value: unknown) => {
+			given = undefined;
+			invalid = undefined;
+			newer = false;
+			if (value === undefined || value === null) {
+				// Nothing stored.
+			} else if (isNewer(value)) {
+				newer = true;
+				return value;
+			} else {
+				const checked = this.#validate(id, value);
+				if ('problem' in checked) {
+					invalid = {value, problem: checked.problem};
+					return value;
+				}
+
+				given = checked.record;
+			}
+
+			let next: IntentRecord | null | undefined;
+			try {
+				next = change(given);
+			} catch (error) {
+				// `change`'s own error (a key that could not be made) is not the store's.
+				thrown = {error};
+			}
+
+			return next === null ? undefined : next ?? value;
+		};
+
+		try {
+			if (store.update) {
+				await store.update(id, updater);
+			} else {
+				const value = await store.get(id);
+				const next = updater(value);
+				if (next === undefined) {
+					if (value !== undefined) await store.delete(id);
+				} else if (next !== value) {
+					await store.set(id, next);
+				}
+			}
+		} catch (error) {
+			throw toStoreError(error, `update the intent for "${scope}"`);
+		}
+
+		if (thrown) throw thrown.error;
+		if (newer) throw newerError(scope);
+		return invalid ? {invalid} : {given};
+	}
+
+	/** Runs `task` after every earlier change to `scope` made through this client. */
+	async #exclusive<T>(scope: string, task: () => Promise<T>): Promise<T> {
+		const previous = this.#queues.get(scope) ?? Promise.resolve();
+		const run = previous.then(task, task);
+		const settled = run.catch(() => undefined);
+		this.#queues.set(scope, settled);
+		void settled.then(() => {
+			if (this.#queues.get(scope) === settled) this.#queues.delete(scope);
+		});
+		return run;
+	}
+
 	/** The record stored under `id`, or why it is not one. */
 	#validate(id: string, value: unknown): {record: IntentRecord} | {problem: string} {
 		const parsed = parseRecord(value);
@@ -157,27 +259,25 @@ export class Records {
 		return parsed;
 	}
 
-	#valid(id: string, value: unknown): IntentRecord | undefined {
-		const checked = this.#validate(id, value);
-		return 'record' in checked ? checked.record : undefined;
-	}
-
-	async #check(store: IntentStore, id: string, value: unknown): Promise<IntentRecord | undefined> {
-		const checked = this.#validate(id, value);
-		if ('record' in checked) return checked.record;
-		const {problem} = checked;
-
+	/**
+	 * Moves an invalid value to `set-aside:<id>` and reports it. The original is deleted only
+	 * while it is still that value: another tab may have written a valid record there since.
+	 * Rejects with the store's error when the value could not be moved (it stays where it was).
+	 */
+	async #setAside(store: IntentStore, id: string, value: unknown, problem: string): Promise<void> {
 		const scope = id.startsWith(INTENT) ? id.slice(INTENT.length) : undefined;
-		const error = new StoreError('STORE_CORRUPT', `Set aside the invalid record "${id}" (${problem}); it will not be sent`);
+		const same = (stored: unknown) => JSON.stringify(stored) === JSON.stringify(value);
 		try {
 			const aside: SetAsideRecord = {setAside: true, at: Date.now(), problem, value};
 			await store.set(SET_ASIDE + id, aside);
-			await store.delete(id);
+			if (store.update) await store.update(id, stored => (same(stored) ? undefined : stored));
+			else if (same(await store.get(id))) await store.delete(id);
 		} catch (cause) {
-			this.#emit({type: 'store-error', scope, error: toStoreError(cause, `set aside the invalid record "${id}"`)});
+			const error = toStoreError(cause, `set aside the invalid record "${id}"`);
+			this.#emit({type: 'store-error', scope, error});
+			throw error;
 		}
 
-		this.#emit({type: 'store-error', scope, error});
-		return undefined;
+		this.#emit({type: 'store-error', scope, error: new StoreError('STORE_CORRUPT', `Set aside the invalid record "${id}" (${problem}); it will not be sent`)});
 	}
 }

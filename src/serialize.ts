@@ -1,5 +1,7 @@
 import {InvalidRequestError} from './errors/invalid-request-error.js';
 import {fingerprint} from './fingerprint.js';
+import {describe} from './describe.js';
+import {headerPairs} from './headers.js';
 import {utf8} from './sha256.js';
 import type {IntentMethod, IntentRequest} from './types.js';
 
@@ -19,12 +21,6 @@ export interface PreparedRequest {
 	sessionHeaders: Record<string, string>;
 	body?: string;
 	fingerprint: string;
-}
-
-function describe(value: unknown): string {
-	if (value === null) return 'null';
-	if (typeof value !== 'object') return typeof value;
-	return (value as object).constructor?.name ?? 'object';
 }
 
 /**
@@ -49,7 +45,14 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 	seen.add(value);
 	try {
 		if (Array.isArray(value)) {
-			return `[${value.map((item, index) => (item === undefined ? 'null' : canonicalJson(item, `${path}[${index}]`, seen))).join(',')}]`;
+			// A plain loop: `map` skips the holes of a sparse array, which JSON writes as null.
+			const items: string[] = [];
+			for (let index = 0; index < value.length; index++) {
+				const item: unknown = value[index];
+				items.push(item === undefined ? 'null' : canonicalJson(item, `${path}[${index}]`, seen));
+			}
+
+			return `[${items.join(',')}]`;
 		}
 
 		const prototype = Object.getPrototypeOf(value) as unknown;
@@ -74,12 +77,26 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 function resolveUrl(url: unknown): string {
 	if (typeof url !== 'string' || url === '') throw new InvalidRequestError(`Expected \`url\` to be a non-empty string, got ${describe(url)}`);
 	const base = (globalThis as {location?: {href?: string}}).location?.href;
+	let resolved: URL;
 	try {
-		return new URL(url, base).href;
+		resolved = new URL(url, base);
 	} catch (error) {
 		throw new InvalidRequestError(`\`url\` "${url}" is not a valid URL${base ? '' : ' (relative URLs need a page location; pass an absolute URL)'}`, {cause: error});
 	}
+
+	if (resolved.protocol !== 'http:' && resolved.protocol !== 'https:') {
+		throw new InvalidRequestError(`\`url\` "${url}" uses ${resolved.protocol}; an intent is sent over http: or https: only`);
+	}
+
+	// fetch refuses such URLs, and the password would be stored with the intent.
+	if (resolved.username !== '' || resolved.password !== '') {
+		throw new InvalidRequestError('`url` holds a user name or password; it would be stored with the intent, and fetch refuses it. Send credentials in the client\'s `headers` option');
+	}
+
+	return resolved.href;
 }
+
+const KNOWN_FIELDS = new Set(['url', 'method', 'json', 'body', 'headers']);
 
 function serialiseBody(request: IntentRequest): {body?: string; contentType?: string} {
 	if (request.json !== undefined && request.body !== undefined) {
@@ -106,6 +123,11 @@ export async function prepareRequest(
 		throw new InvalidRequestError(`Expected the request to be an object, got ${describe(request)}`);
 	}
 
+	// A typo (`jsn`) would otherwise store an empty POST and send it.
+	for (const field of Object.keys(request)) {
+		if (!KNOWN_FIELDS.has(field)) throw new InvalidRequestError(`Unknown request field \`${field}\`; expected ${[...KNOWN_FIELDS].join(', ')}`);
+	}
+
 	const url = resolveUrl(request.url);
 	const method = (request.method ?? 'POST') as string;
 	if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) {
@@ -120,14 +142,9 @@ export async function prepareRequest(
 	const headers: Record<string, string> = {};
 	const sessionHeaders: Record<string, string> = {};
 	if (contentType) headers['content-type'] = contentType;
-	if (request.headers !== undefined && (typeof request.headers !== 'object' || request.headers === null)) {
-		throw new InvalidRequestError(`Expected \`headers\` to be an object of strings, got ${describe(request.headers)}`);
-	}
-
 	const persisted = new Set([...ALWAYS_PERSISTED, ...options.persistHeaders]);
-	for (const [name, value] of Object.entries(request.headers ?? {})) {
+	for (const [name, value] of headerPairs(request.headers, 'headers')) {
 		const lower = name.toLowerCase();
-		if (typeof value !== 'string') throw new InvalidRequestError(`Expected \`headers.${name}\` to be a string, got ${describe(value)}`);
 		if (lower === options.headerName.toLowerCase()) {
 			throw new InvalidRequestError(`\`headers.${name}\` is set by sendonce; do not pass your own key`);
 		}

@@ -35,11 +35,12 @@ export interface IntentRequest {
 	/** A text or form-encoded body. Mutually exclusive with `json`. */
 	body?: string | URLSearchParams;
 	/**
-	 * Request headers. Only `content-type`, `accept` and the client's `persistHeaders` are
-	 * stored; the others are sent only from the page that created the intent. Put secrets in
-	 * the client's `headers` option instead, which supplies them at every attempt.
+	 * Request headers: an object, a `Headers` instance or `[name, value]` pairs, as `fetch`
+	 * takes them. Only `content-type`, `accept` and the client's `persistHeaders` are stored;
+	 * the others are sent only from the page that created the intent. Put secrets in the
+	 * client's `headers` option instead, which supplies them at every attempt.
 	 */
-	headers?: Record<string, string>;
+	headers?: Record<string, string> | Headers | Array<[string, string]>;
 }
 
 /**
@@ -53,14 +54,24 @@ export interface IntentRequest {
 export type IntentState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'unresolved' | 'expired';
 
 /**
- * Why an intent stopped without a known outcome.
+ * Why an intent stopped without a known outcome:
+ * - `exhausted`: every attempt allowed ended without an answer that settles it;
+ * - `aborted`: the caller's signal, `discard()`, or an error stopped the send;
+ * - `replayed-error`: the server replayed a stored 5xx;
+ * - `budget`: the client-wide retry budget ran out;
+ * - `refused`: a 4xx came back after an earlier attempt may have reached the server (an
+ *   expired token, a proxy): the work may have been done, so the key is kept for `send()` again;
+ * - `transport`: the answer could not be read (an opaque `no-cors` response, status 0), so
+ *   it is not retried: the browser may also have stripped the key;
+ * - `redirected`: the request was redirected (a login page, a captive portal) and `classify`
+ *   did not decide.
  *
  * @example
  * import type {UnresolvedReason} from 'sendonce';
  *
- * const explain = (reason: UnresolvedReason) => (reason === 'budget' ? 'Our servers are struggling.' : 'The connection failed.');
+ * const explain = (reason: UnresolvedReason) => (reason === 'refused' ? 'Sign in again, then retry.' : 'The connection failed.');
  */
-export type UnresolvedReason = 'exhausted' | 'aborted' | 'replayed-error' | 'budget';
+export type UnresolvedReason = 'exhausted' | 'aborted' | 'replayed-error' | 'budget' | 'refused' | 'transport' | 'redirected';
 
 /**
  * The parts of an HTTP response that are safe to keep: a plain object.
@@ -74,6 +85,10 @@ export interface ResponseInfo {
 	status: number;
 	/** Lower-cased header names. */
 	headers: Record<string, string>;
+	/** The transport followed a redirect to get this answer (`Response.redirected`). */
+	redirected?: boolean;
+	/** The URL that answered, after any redirect (`Response.url`; empty when the transport does not say). */
+	url?: string;
 }
 
 /**
@@ -115,6 +130,8 @@ export type IntentResult =
 		error: unknown;
 		/** The last answer, when the last attempt got one. */
 		response?: ResponseInfo;
+		/** The last answer's parsed body, when the last attempt got one (`'refused'`: the server's reason). */
+		data?: unknown;
 		attempts: number;
 		mayHaveBeenSent: boolean;
 	}

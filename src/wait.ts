@@ -76,3 +76,26 @@ export async function waitForOnline(maxWait: number, signal?: AbortSignal, isOnl
 		done.abort();
 	}
 }
+
+/**
+ * `promise`, or a rejection with the abort reason as soon as `signal` aborts: for work that
+ * ignores signals (a transport, a `headers()` function), so that waiting on it can stop.
+ */
+export async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+	if (signal.aborted) {
+		promise.catch(() => undefined);
+		throw abortError(signal);
+	}
+
+	let onAbort: (() => void) | undefined;
+	const aborted = new Promise<never>((_resolve, reject) => {
+		onAbort = () => reject(abortError(signal));
+		signal.addEventListener('abort', onAbort, {once: true});
+	});
+	try {
+		return await Promise.race([promise, aborted]);
+	} finally {
+		signal.removeEventListener('abort', onAbort!);
+		promise.catch(() => undefined);
+	}
+}

@@ -12,6 +12,7 @@ export type SendOnceErrorCode =
 	| 'STORE_UNAVAILABLE'
 	| 'STORE_QUOTA'
 	| 'STORE_CORRUPT'
+	| 'STORE_VERSION'
 	| 'NO_SECURE_RANDOM';
 
 const NAMES = new Set([

@@ -8,12 +8,14 @@ import {SendOnceError} from './send-once-error.js';
  *
  * const code: StoreErrorCode | undefined = error instanceof StoreError ? error.code : undefined;
  */
-export type StoreErrorCode = 'STORE_UNAVAILABLE' | 'STORE_QUOTA' | 'STORE_CORRUPT';
+export type StoreErrorCode = 'STORE_UNAVAILABLE' | 'STORE_QUOTA' | 'STORE_CORRUPT' | 'STORE_VERSION';
 
 /**
  * The store could not be used: a forced store that this environment does not offer
- * (`STORE_UNAVAILABLE`), a full disk (`STORE_QUOTA`) or a store that returned something
- * unusable (`STORE_CORRUPT`). An intent whose record could not be written is never sent.
+ * (`STORE_UNAVAILABLE`), a full disk (`STORE_QUOTA`), a store that returned something
+ * unusable (`STORE_CORRUPT`), or a record written by a newer version of the app during a
+ * rolling deploy (`STORE_VERSION`: reload the page). An intent whose record could not be
+ * written is never sent.
  *
  * @example
  * import {StoreError} from 'sendonce';

@@ -15,7 +15,7 @@ export async function probe(what: string, check: () => Promise<void>, timeout = 
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const expired = new Promise<never>((_resolve, reject) => {
 		timer = setTimeout(() => {
-			reject(new Error(`it did not answer within ${timeout} ms`));
+			reject(Object.assign(new Error(`it did not answer within ${timeout} ms`), {name: 'TimeoutError'}));
 		}, timeout);
 	});
 	try {

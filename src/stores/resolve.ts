@@ -1,6 +1,6 @@
 import {StoreError} from '../errors/store-error.js';
 import type {IntentStore, SendOnceEvent, StoreOption} from '../types.js';
-import {checkedIndexedDbStore} from './indexeddb.js';
+import {checkedIndexedDbStore, indexedDbStore} from './indexeddb.js';
 import {memoryStore} from './memory.js';
 import {probe, roundTrip} from './probe.js';
 import {sessionStore} from './session.js';
@@ -19,21 +19,31 @@ async function openSession(): Promise<IntentStore> {
 	return store;
 }
 
+/** The store chosen, and the durable stores `'auto'` did not choose this time. */
+export interface ResolvedStore {
+	store: IntentStore;
+	/**
+	 * Where an earlier page load may have stored intents because `'auto'` chose differently
+	 * then (IndexedDB hung on that load, or refuses writes on this one). Each may fail to read.
+	 */
+	others: IntentStore[];
+}
+
 /**
  * Turns the `store` option into a working store. `'auto'` takes the first of IndexedDB,
  * sessionStorage and memory that works and reports a fallback as a `store-degraded` event;
  * a named store is used only if it works, else this rejects with `StoreError`
  * (`STORE_UNAVAILABLE`). Browser globals are touched only here, never at import.
  */
-export async function resolveStore(option: StoreOption, emit: (event: SendOnceEvent) => void): Promise<IntentStore> {
-	if (typeof option === 'object') return option;
-	if (option === 'memory') return memoryStore();
-	if (option === 'indexeddb') return openIndexedDb();
-	if (option === 'session') return openSession();
+export async function resolveStoreWithOthers(option: StoreOption, emit: (event: SendOnceEvent) => void): Promise<ResolvedStore> {
+	if (typeof option === 'object') return {store: option, others: []};
+	if (option === 'memory') return {store: memoryStore(), others: []};
+	if (option === 'indexeddb') return {store: await openIndexedDb(), others: []};
+	if (option === 'session') return {store: await openSession(), others: []};
 
 	let indexedDbError: unknown;
 	try {
-		return await openIndexedDb();
+		return {store: await openIndexedDb(), others: [sessionStore()]};
 	} catch (error) {
 		indexedDbError = error;
 	}
@@ -41,7 +51,9 @@ export async function resolveStore(option: StoreOption, emit: (event: SendOnceEv
 	try {
 		const store = await openSession();
 		emit({type: 'store-degraded', store: 'session', error: indexedDbError});
-		return store;
+		// IndexedDB that answers but refuses writes may still be read; one that hangs is left alone.
+		const hung = (indexedDbError as {cause?: {name?: unknown}}).cause?.name === 'TimeoutError';
+		return {store, others: hung || !globalThis.indexedDB ? [] : [indexedDbStore()]};
 	} catch (sessionError) {
 		const reasons = [indexedDbError, sessionError].map(error => (error instanceof Error ? error.message : String(error)));
 		emit({
@@ -53,6 +65,11 @@ export async function resolveStore(option: StoreOption, emit: (event: SendOnceEv
 				{cause: [indexedDbError, sessionError]},
 			),
 		});
-		return memoryStore();
+		return {store: memoryStore(), others: []};
 	}
+}
+
+/** {@link resolveStoreWithOthers}, the chosen store alone. */
+export async function resolveStore(option: StoreOption, emit: (event: SendOnceEvent) => void): Promise<IntentStore> {
+	return (await resolveStoreWithOthers(option, emit)).store;
 }

@@ -66,6 +66,30 @@ describe('classify(), the pure chain', () => {
 		expect(classify(answer(409, {'stripe-should-retry': 'false'}))).toEqual({type: 'failed'});
 	});
 
+	test.each([400, 401, 403, 404, 422])('%i after an earlier attempt may have reached the server is refused, not failed', code => {
+		expect(classify(answer(code), undefined, true)).toEqual({type: 'refused'});
+		expect(classify(answer(code, {'stripe-should-retry': 'false'}), undefined, true)).toEqual({type: 'refused'});
+	});
+
+	test('a 4xx the server marks as its stored answer settles, even after a possible delivery', () => {
+		expect(classify(answer(400, {'idempotent-replayed': 'true'}), undefined, true)).toEqual({type: 'failed'});
+	});
+
+	test('a redirected answer, or a 3xx, is never a success by itself', () => {
+		expect(classify({response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/login'}, data: ''})).toEqual({type: 'redirected'});
+		expect(classify(answer(302, {location: '/login'}))).toEqual({type: 'redirected'});
+		expect(classify(answer(303))).toEqual({type: 'redirected'});
+	});
+
+	test('the hook may decide a redirected answer', () => {
+		const redirected = {response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/orders/7'}, data: {id: 7}};
+		expect(classify(redirected, response => (response.url?.startsWith('https://api.test/orders/') ? 'success' : undefined))).toEqual({type: 'succeeded', replayed: false});
+	});
+
+	test('an unreadable answer (opaque, status 0) is a transport problem, never retried', () => {
+		expect(classify({error: new Error('opaque'), timedOut: false, unreadable: true})).toEqual({type: 'transport'});
+	});
+
 	test('the classify hook runs before the built-in chain', () => {
 		const hook = vi.fn(() => 'fail' as const);
 		expect(classify(answer(409, {}, {code: 'invalid_idempotent_request'}), hook)).toEqual({type: 'failed'});

@@ -21,7 +21,7 @@ function Form({message = 'Hello'}: {message?: string}) {
 			{state === 'sending' && <p>{messages.attempt(attempts)}</p>}
 			{state === 'succeeded' && <p>{messages.sent}{result?.status === 'succeeded' && result.replayed ? ` ${messages.replayed}` : ''}</p>}
 			{state === 'failed' && <p>{messages.refused(reason)}</p>}
-			{mayHaveBeenSent && (state === 'unresolved' || state === 'expired') && <p>{messages.mayHaveBeenSent}</p>}
+			{mayHaveBeenSent && (state === 'unresolved' || state === 'expired') && <p>{result?.status === 'unresolved' && result.reason === 'refused' ? messages.notConfirmed(result.response?.status) : messages.mayHaveBeenSent}</p>}
 			{conflict && <p data-testid="conflict">{messages.conflict}</p>}
 			{error !== undefined && <p data-testid="error">{String(error)}</p>}
 			<textarea aria-label="Message" value={text} onChange={event => setText(event.target.value)} />
@@ -185,6 +185,71 @@ describe('useIntent', () => {
 		expect(screen.getByText(messages.mayHaveBeenSent)).toBeTruthy();
 		expect(screen.getByTestId('key').textContent).toBe(intent.key);
 		expect(api.seen).toHaveLength(0);
+	});
+
+	test('a 401 after a lost reply: "could not confirm", the key kept, and Retry after signing in sends it once', async () => {
+		const api = fakeApi('network', {status: 401}, {status: 201, json: {id: 'm-1'}});
+		mount(clientFor(api));
+		click(messages.send);
+		await toBe('unresolved');
+		expect(screen.getByText(messages.notConfirmed(401))).toBeTruthy();
+		expect(messages.notConfirmed(401)).toMatch(/could not confirm.*\(401\).*Sign in again and retry/);
+
+		click(messages.retry);
+		await toBe('succeeded');
+		expect(new Set(api.keys())).toEqual(new Set([screen.getByTestId('key').textContent]));
+		expect(api.seen).toHaveLength(3);
+	});
+
+	test('Retry right after mount sends the stored unresolved intent, even while the mount-time lookup runs', async () => {
+		const store = memoryStore();
+		const intent = await clientFor(fakeApi({status: 503}), store).intent('contact-form', contact('Hello'));
+		await intent.send();
+
+		// The next store update after mount is held until Retry has been pressed.
+		let release!: () => void;
+		const released = new Promise<void>(resolve => {
+			release = resolve;
+		});
+		let holding = true;
+		const slow: IntentStore = {...store, async update(id, updater) {
+			if (holding) {
+				holding = false;
+				await released;
+			}
+
+			await store.update!(id, updater);
+		}};
+		const api = fakeApi({status: 201, json: {id: 'm-1'}});
+		mount(clientFor(api, slow));
+		await toBe('unresolved');
+		click(messages.retry);
+		release();
+
+		await toBe('succeeded');
+		expect(api.keys()).toEqual([intent.key]);
+	});
+
+	test('a write-ahead that fails on attempt 2 shows the error, not a disabled "sending" button, and Retry works', async () => {
+		const store = memoryStore();
+		let updates = 0;
+		const failing: IntentStore = {...store, async update(id, updater) {
+			updates++;
+			// 1: the intent is created; 2: the write-ahead of attempt 1; 3: of attempt 2.
+			if (updates === 3) throw Object.assign(new Error('disk full'), {name: 'QuotaExceededError'});
+			await store.update!(id, updater);
+		}};
+		const api = fakeApi({status: 503}, {status: 201, json: {id: 'm-1'}});
+		mount(clientFor(api, failing));
+		click(messages.send);
+
+		await waitFor(() => expect(screen.getByTestId('error').textContent).toMatch(/StoreError|full/));
+		expect(state()).toBe('unresolved');
+		expect(screen.getByRole('button', {name: messages.send})).toHaveProperty('disabled', false);
+		click(messages.retry);
+		await toBe('succeeded');
+		expect(new Set(api.keys()).size).toBe(1);
+		expect(api.seen).toHaveLength(2);
 	});
 
 	test('discard() forgets the intent and returns to idle', async () => {

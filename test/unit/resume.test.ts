@@ -124,7 +124,7 @@ describe('invalid records', () => {
 		const seen = api(HttpResponse.json({ok: true}));
 		const store = testStore();
 		const record = await leftBehind(store, 'a');
-		await store.set('intent:a', {...record, v: 2, attempts: -1});
+		await store.set('intent:a', {...record, v: 0, attempts: -1});
 		const log = eventLog();
 		const client = reload(store, {onEvent: log.onEvent});
 

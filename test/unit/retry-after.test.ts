@@ -25,6 +25,18 @@ describe('parseRetryAfter()', () => {
 		expect(parseRetryAfter('Sun, 01 Mar 2026 11:59:00 GMT', now)).toBe(0);
 	});
 
+	test('reads the obsolete RFC 850 and asctime date forms, as RFC 9110 asks', () => {
+		expect(parseRetryAfter('Sunday, 01-Mar-26 12:00:05 GMT', now)).toBe(5000);
+		expect(parseRetryAfter('Sun Mar  1 12:00:05 2026', now)).toBe(5000);
+	});
+
+	test.each(['a, 5', 'June 5', '5 June', 'Sun, 01 Mar 2026', '2026-03-01T12:00:05Z', 'Sun, 01 Mar 2026 12:00:05 CET', 'Sun, 32 Mar 2026 12:00:05 GMT', 'Sun, 31 Feb 2026 12:00:05 GMT', 'Sun, 01 Mar 2026 25:00:05 GMT', '5s', '+5'])(
+		'ignores %j, which is neither delay-seconds nor an HTTP-date: the backoff applies',
+		value => {
+			expect(parseRetryAfter(value, now)).toBeUndefined();
+		},
+	);
+
 	test('is undefined when absent or unreadable', () => {
 		expect(parseRetryAfter(undefined, now)).toBeUndefined();
 		expect(parseRetryAfter('', now)).toBeUndefined();

@@ -26,6 +26,14 @@ describe('canonicalJson()', () => {
 		expect(JSON.parse(canonicalJson(value))).toEqual(value);
 	});
 
+	test('writes the holes of a sparse array as null, like JSON.stringify', () => {
+		// eslint-disable-next-line no-sparse-arrays
+		const sparse = [, 1, , 2];
+		expect(canonicalJson(sparse)).toBe('[null,1,null,2]');
+		expect(canonicalJson(sparse)).toBe(JSON.stringify(sparse));
+		expect(canonicalJson({items: new Array(2)})).toBe('{"items":[null,null]}');
+	});
+
 	test('drops undefined members and writes undefined array items as null, like JSON.stringify', () => {
 		expect(canonicalJson({a: undefined, b: 1})).toBe('{"b":1}');
 		expect(canonicalJson([undefined, 1])).toBe('[null,1]');
@@ -158,6 +166,17 @@ describe('input that cannot be an intent', () => {
 		['a header that is not a string', {url: URL_ORDERS, json: {}, headers: {'x-count': 1}}, /`headers\.x-count`/],
 		['its own idempotency key', {url: URL_ORDERS, json: {}, headers: {'idempotency-key': 'mine'}}, /`headers\.idempotency-key`/],
 		['no request at all', undefined, /request/],
+		['an ftp: URL', {url: 'ftp://files.test/orders', json: {}}, /`url` "ftp:.*" uses ftp:/],
+		['a data: URL', {url: 'data:text/plain,hi', json: {}}, /uses data:/],
+		['a javascript: URL', {url: 'javascript:alert(1)', json: {}}, /uses javascript:/],
+		['a URL with a user name and password', {url: 'https://ada:s3cret@api.test/orders', json: {}}, /user name or password/],
+		['a URL with a user name', {url: 'https://ada@api.test/orders', json: {}}, /user name or password/],
+		['a header name fetch cannot build', {url: URL_ORDERS, json: {}, headers: {'x bad': '1'}}, /header name "x bad"/],
+		['a header value with a line break', {url: URL_ORDERS, json: {}, headers: {'x-note': 'a\r\nSet-Cookie: b'}}, /`headers\.x-note` holds a line break/],
+		['a header value above U+00FF', {url: URL_ORDERS, json: {}, headers: {'x-name': 'Zoë ☃'}}, /`headers\.x-name`/],
+		['a typo for json', {url: URL_ORDERS, jsn: {message: 'hi'}}, /Unknown request field `jsn`/],
+		['a typo for headers', {url: URL_ORDERS, json: {}, header: {accept: 'x'}}, /Unknown request field `header`/],
+		['a header pair that is not a pair', {url: URL_ORDERS, json: {}, headers: [['accept']]}, /\[name, value\] pair/],
 	])('refuses %s with InvalidRequestError, before anything is stored or sent', async (_what, request, message) => {
 		const seen = api(status(200));
 		const store = testStore();
@@ -170,6 +189,20 @@ describe('input that cannot be an intent', () => {
 		expect(store.writes).toEqual([]);
 		expect(await client.list()).toEqual([]);
 		expect(seen).toEqual([]);
+	});
+
+	test('accepts a Headers instance and [name, value] pairs, as fetch does', async () => {
+		const seen = api(HttpResponse.json({ok: true}));
+		const store = testStore();
+		const client = createClient({...FAST, store});
+		const fromHeaders = await client.intent('a', {url: URL_ORDERS, json: {}, headers: new Headers({accept: 'application/json', 'x-trace': 't-1'})});
+		const fromPairs = await client.intent('b', {url: URL_ORDERS, json: {}, headers: [['Accept', 'text/plain'], ['X-Trace', 't-2']]});
+
+		expect(store.record('a')?.request.headers).toEqual({'content-type': 'application/json', accept: 'application/json'});
+		expect(store.record('b')?.request.headers).toEqual({'content-type': 'application/json', accept: 'text/plain'});
+		await drive(fromHeaders.send());
+		await drive(fromPairs.send());
+		expect(seen.map(request => [request.headers.accept, request.headers['x-trace']])).toEqual([['application/json', 't-1'], ['text/plain', 't-2']]);
 	});
 
 	test('refuses a scope that is not a non-empty string', async () => {
