@@ -47,8 +47,11 @@ export interface ContractServerOptions {
 	conflictRetryAfter?: number;
 	/** How long the work takes when no fault says otherwise. @default 0 */
 	workMs?: number;
-	/** The work itself: what to answer for a body. @default 201 with `{id, order, effects}` */
-	work?: (body: unknown) => StoredAnswer | undefined;
+	/**
+	 * The work itself: what to answer for a body, done under `key` (undefined without one);
+	 * undefined falls back to the default. @default 201 with `{id, order, effects}`
+	 */
+	work?: (body: unknown, key: string | undefined) => StoredAnswer | undefined;
 	/** Decides a fault per request, after the queued ones run out. */
 	faultFor?: (request: {key: string | undefined; path: string; index: number}) => Fault | undefined;
 	/**
@@ -199,7 +202,7 @@ export class ContractServer {
 		const workMs = fault?.type === 'slow' ? fault.ms ?? 300 : this.#options.workMs ?? 0;
 		this.inFlight++;
 		if (workMs > 0) await new Promise(resolve => setTimeout(resolve, workMs));
-		const stored = this.#work(body);
+		const stored = this.#work(body, key);
 		this.inFlight--;
 		if (key !== undefined) {
 			if (stored.status >= 500) this.#keys.delete(key);
@@ -219,7 +222,7 @@ export class ContractServer {
 		answer(stored.status, stored.body);
 	}
 
-	#work(body: string): StoredAnswer {
+	#work(body: string, key: string | undefined): StoredAnswer {
 		let parsed: unknown;
 		try {
 			parsed = JSON.parse(body);
@@ -227,7 +230,7 @@ export class ContractServer {
 			parsed = body;
 		}
 
-		const custom = this.#options.work?.(parsed);
+		const custom = this.#options.work?.(parsed, key);
 		if (custom) {
 			if (custom.status >= 200 && custom.status < 300) this.#count(body, parsed);
 			return custom;

@@ -1,0 +1,363 @@
+import fc from 'fast-check';
+import {afterAll, beforeAll, expect, test, vi} from 'vitest';
+import {createClient, memoryStore, type Intent, type IntentStore, type SendOnceClient, type SendOnceEvent} from '../../src/index.js';
+import {startContractServer, type ContractServer, type Fault} from '../server/contract-server.js';
+
+/*
+ * A model-based test (issue 10): two or three tabs share one store (IndexedDB's part, with
+ * leases, as Node has no Web Locks), against the contract server with random faults, while
+ * random commands interleave: intent() with the same or another body, send, abort, discard,
+ * resume, clear, reloads (a page dies mid-flight, a new one opens on the same store), clock
+ * jumps and store failures. After every command:
+ * - no user action (a scope and body between two choices that end it: replace, discard, clear,
+ *   or a definitive outcome the app was told) is carried out by the server under two keys;
+ * - no unsettled intent is lost: each is stored, or settled, or dropped by the user.
+ * At the end, once faults stop: every send() of a living page settled; a `failed` outcome
+ * did no work, and a `succeeded` one did it once.
+ *
+ * SENDONCE_MODEL_RUNS sets the number of runs (default 25).
+ */
+
+const RUNS = Number(process.env.SENDONCE_MODEL_RUNS ?? 25);
+const SCOPES = ['a', 'b'] as const;
+const BODIES = ['x', 'y'] as const;
+type Scope = typeof SCOPES[number];
+type Body = typeof BODIES[number];
+
+let server: ContractServer;
+/** Keys under which the server did the work, in order. */
+const worked: Array<string | undefined> = [];
+beforeAll(async () => {
+	server = await startContractServer({
+		work(_body, key) {
+			worked.push(key);
+			return undefined;
+		},
+	});
+});
+afterAll(async () => server.close());
+
+/** A page's view of the shared store: once the page is dead, nothing it starts ever finishes. */
+function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boolean}): IntentStore {
+	const never = new Promise<never>(() => undefined);
+	const guard = <A extends unknown[], R>(operation: (...args: A) => Promise<R>, writes: boolean) => async (...args: A): Promise<R> => {
+		if (page.dead) return never;
+		if (writes && failing.on) throw Object.assign(new Error('The quota has been exceeded.'), {name: 'QuotaExceededError'});
+		const result = await operation(...args);
+		return page.dead ? never : result;
+	};
+
+	return {
+		shared: true,
+		durable: true,
+		get: guard(async id => shared.get(id), false),
+		list: guard(async () => shared.list(), false),
+		set: guard(async (id, value) => shared.set(id, value), true),
+		delete: guard(async id => shared.delete(id), true),
+		update: guard(async (id, updater) => shared.update!(id, updater), true),
+		clear: guard(async () => shared.clear!(), true),
+	};
+}
+
+interface Tab {
+	readonly page: {dead: boolean};
+	readonly client: SendOnceClient;
+	readonly held: Map<Scope, Intent>;
+	readonly controllers: Map<Scope, AbortController>;
+}
+
+interface KeyInfo {
+	scope: Scope;
+	body: Body;
+	/** The user action (scope, body, epoch) the key was made for. */
+	epoch: number;
+	status: 'open' | 'succeeded' | 'failed' | 'dropped';
+	/** Replaced by another body as never sent (the scope table): it must never reach the server. */
+	neverSent?: boolean;
+}
+
+/** The state of one run: the pages, and what the user was told and chose. */
+class World {
+	readonly shared = memoryStore();
+	readonly failing = {on: false};
+	readonly tabs: Array<Tab | undefined> = [undefined, undefined, undefined];
+	readonly keys = new Map<string, KeyInfo>();
+	readonly epochs = new Map<string, number>();
+	/** Sends and resumes started by pages, with whether their page still lives. */
+	readonly pending: Array<{promise: Promise<unknown>; page: {dead: boolean}; done: boolean}> = [];
+	readonly log: string[] = [];
+
+	constructor(readonly run: number) {}
+
+	url(): string {
+		return `${server.url}/orders`;
+	}
+
+	request(scope: Scope, body: Body) {
+		return {url: this.url(), json: {order: `${this.run}/${scope}/${body}`}};
+	}
+
+	epoch(scope: Scope, body: Body): number {
+		return this.epochs.get(`${scope}/${body}`) ?? 0;
+	}
+
+	/** The user's choice or a definitive outcome ends the action: the same press later is a new one. */
+	endAction(scope: Scope, body: Body): void {
+		this.epochs.set(`${scope}/${body}`, this.epoch(scope, body) + 1);
+	}
+
+	drop(filter: (info: KeyInfo) => boolean): void {
+		for (const info of this.keys.values()) {
+			if (info.status === 'open' && filter(info)) {
+				info.status = 'dropped';
+				this.endAction(info.scope, info.body);
+			}
+		}
+	}
+
+	open(slot: number): Tab {
+		const page = {dead: false};
+		const onEvent = (event: SendOnceEvent) => {
+			if (event.type !== 'settled' || (event.outcome !== 'succeeded' && event.outcome !== 'failed')) return;
+			const info = this.keys.get(event.key);
+			if (!info) return;
+			if (info.status === 'open') info.status = event.outcome;
+			this.endAction(info.scope, info.body);
+		};
+
+		const client = createClient({
+			store: pageStore(this.shared, page, this.failing),
+			fetch: async (input: RequestInfo | URL, init?: RequestInit) => (page.dead ? new Promise<never>(() => undefined) : fetch(input, init)),
+			timeout: 100,
+			retry: {limit: 3, baseDelay: 5, maxDelay: 20, budget: false},
+			onEvent,
+		});
+		const tab: Tab = {page, client, held: new Map(), controllers: new Map()};
+		this.tabs[slot] = tab;
+		return tab;
+	}
+
+	track(promise: Promise<unknown>, page: {dead: boolean}): void {
+		const entry = {promise, page, done: false};
+		promise.then(() => {
+			entry.done = true;
+		}, () => {
+			entry.done = true;
+		});
+		this.pending.push(entry);
+	}
+
+	/**
+	 * Registers a key the user was given for (scope, body). A new key beside an open one of the
+	 * scope for another body means the scope table replaced that one as never sent.
+	 */
+	saw(key: string, scope: Scope, body: Body): void {
+		if (this.keys.has(key)) return;
+		for (const info of this.keys.values()) {
+			if (info.status === 'open' && info.scope === scope && info.body !== body) {
+				info.status = 'dropped';
+				info.neverSent = true;
+			}
+		}
+
+		this.keys.set(key, {scope, body, epoch: this.epoch(scope, body), status: 'open'});
+	}
+
+	/** Lets every chain of promises that is under way finish its current step. */
+	async quiesce(): Promise<void> {
+		for (let index = 0; index < 3; index++) await new Promise<void>(resolve => setImmediate(resolve));
+	}
+
+	async check(): Promise<void> {
+		await this.quiesce();
+		// No action carried out under two keys.
+		const byAction = new Map<string, Set<string>>();
+		for (const key of worked) {
+			if (key === undefined) continue;
+			const info = this.keys.get(key);
+			expect(info, `the server worked under a key no page was given: ${key}\n${this.log.join('\n')}`).toBeDefined();
+			const action = `${info!.scope}/${info!.body}#${info!.epoch}`;
+			const keys = byAction.get(action) ?? new Set();
+			keys.add(key);
+			byAction.set(action, keys);
+		}
+
+		for (const [action, keys] of byAction) {
+			expect(keys.size, `action ${action} was carried out under ${keys.size} keys\n${this.log.join('\n')}`).toBeLessThanOrEqual(1);
+		}
+
+		// What the scope table replaced as never sent never reaches the server.
+		for (const [key, info] of this.keys) {
+			if (info.neverSent) expect(server.keys.includes(key), `${key} was replaced as never sent, and was sent\n${this.log.join('\n')}`).toBe(false);
+		}
+
+		// No unsettled intent lost.
+		const stored = JSON.stringify(await this.shared.list());
+		for (const [key, info] of this.keys) {
+			if (info.status !== 'open') continue;
+			expect(stored.includes(key), `the open intent ${key} (${info.scope}/${info.body}) is in no store\n${this.log.join('\n')}`).toBe(true);
+		}
+	}
+}
+
+type Command = fc.AsyncCommand<World, World>;
+
+function command(name: string, run: (world: World) => Promise<void>): Command {
+	return {
+		check: () => true,
+		async run(_model, world) {
+			world.log.push(name);
+			await run(world);
+			await world.check();
+		},
+		toString: () => name,
+	};
+}
+
+const slot = fc.integer({min: 0, max: 2});
+const scope = fc.constantFrom(...SCOPES);
+const body = fc.constantFrom(...BODIES);
+const fault: fc.Arbitrary<Fault> = fc.oneof(
+	fc.constant({type: 'lose-reply'} as const),
+	fc.constant({type: 'error-after', status: 502} as const),
+	fc.constant({type: 'error-before', status: 503} as const),
+	fc.constant({type: 'error-before', status: 401} as const),
+	fc.constant({type: 'drop-before'} as const),
+	fc.record({type: fc.constant('slow' as const), ms: fc.integer({min: 20, max: 150})}),
+);
+
+const intentCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where, what, replace]) => command(`tab ${at}: intent(${where}, ${what}${replace ? ', replace' : ''})`, async world => {
+		const tab = world.tabs[at] ?? world.open(at);
+		if (replace) world.drop(info => info.scope === where);
+		try {
+			const intent = await tab.client.intent(where, world.request(where, what), {replace});
+			world.saw(intent.key, where, what);
+			tab.held.set(where, intent);
+		} catch {
+			// UnresolvedIntentError (another body may have been sent) or a failing store.
+		}
+	}));
+const sendCommand = fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at}: send(${where})`, async world => {
+		const tab = world.tabs[at];
+		const intent = tab?.held.get(where);
+		if (!tab || !intent) return;
+		const controller = new AbortController();
+		tab.controllers.set(where, controller);
+		world.track(intent.send({signal: controller.signal}), tab.page);
+	}));
+
+/** What a form does on Send: the intent for the body, then its send, not awaited. */
+const pressCommand = fc.tuple(slot, scope, body).map(([at, where, what]) => command(`tab ${at}: press(${where}, ${what})`, async world => {
+	const tab = world.tabs[at] ?? world.open(at);
+	try {
+		const intent = await tab.client.intent(where, world.request(where, what));
+		world.saw(intent.key, where, what);
+		tab.held.set(where, intent);
+		const controller = new AbortController();
+		tab.controllers.set(where, controller);
+		world.track(intent.send({signal: controller.signal}), tab.page);
+	} catch {
+		// As intent().
+	}
+}));
+
+// Pressing and sending come up most often, as they do in use.
+const commands: Array<fc.Arbitrary<Command>> = [
+	pressCommand,
+	pressCommand,
+	pressCommand,
+	intentCommand,
+	sendCommand,
+	sendCommand,
+	fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at}: abort(${where})`, async world => {
+		world.tabs[at]?.controllers.get(where)?.abort();
+	})),
+	fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at}: discard(${where})`, async world => {
+		const tab = world.tabs[at];
+		const intent = tab?.held.get(where);
+		if (!tab || !intent) return;
+		world.drop(info => info.scope === where && world.keys.get(intent.key) === info);
+		tab.held.delete(where);
+		await intent.discard().catch(() => undefined);
+	})),
+	slot.map(at => command(`tab ${at}: resume()`, async world => {
+		const tab = world.tabs[at] ?? world.open(at);
+		world.track(tab.client.list().then(intents => {
+			for (const intent of intents) {
+				const order = intent.scope as Scope;
+				const known = world.keys.get(intent.key);
+				if (known) tab.held.set(order, intent);
+			}
+
+			return tab.client.resume();
+		}), tab.page);
+	})),
+	slot.map(at => command(`tab ${at}: clear()`, async world => {
+		const tab = world.tabs[at];
+		if (!tab) return;
+		world.drop(() => true);
+		tab.held.clear();
+		await tab.client.clear().catch(() => undefined);
+	})),
+	slot.map(at => command(`tab ${at}: reload`, async world => {
+		const tab = world.tabs[at];
+		if (tab) tab.page.dead = true;
+		world.open(at);
+	})),
+	fc.constantFrom(11_000, -3_600_000, 25 * 3_600_000).map(ms => command(`clock ${ms > 0 ? '+' : ''}${ms} ms`, async () => {
+		vi.setSystemTime(Date.now() + ms);
+	})),
+	fc.boolean().map(on => command(`store ${on ? 'fails' : 'works'}`, async world => {
+		world.failing.on = on;
+	})),
+	fault.map(next => command(`fault ${JSON.stringify(next)}`, async () => {
+		server.faults.push(next);
+	})),
+	fc.integer({min: 1, max: 40}).map(ms => command(`wait ${ms} ms`, async world => {
+		const open = world.pending.filter(entry => !entry.done).map(async entry => entry.promise);
+		await Promise.race([Promise.allSettled(open), new Promise(resolve => setTimeout(resolve, ms))]);
+	})),
+];
+
+let run = 0;
+const counts = {runs: 0, commands: 0, sends: 0, effects: 0};
+
+test(`${RUNS} runs of random tabs, reloads, clocks, store failures and faults: never two keys for one action, nothing lost, every send settles`, async () => {
+	await fc.assert(fc.asyncProperty(fc.commands(commands, {maxCommands: 40, size: '+1'}), async cmds => {
+		const world = new World(++run);
+		server.reset();
+		worked.length = 0;
+		vi.useFakeTimers({toFake: ['Date'], now: Date.now()});
+		try {
+			await fc.asyncModelRun(() => ({model: world, real: world}), cmds);
+
+			// Faults stop, the store works again, crashed pages' leases go stale.
+			server.faults.length = 0;
+			world.failing.on = false;
+			vi.setSystemTime(Date.now() + 11_000);
+			const living = world.pending.filter(entry => !entry.page.dead);
+			const settled = await Promise.race([
+				Promise.allSettled(living.map(async entry => entry.promise)).then(() => true),
+				new Promise<false>(resolve => setTimeout(() => resolve(false), 10_000)),
+			]);
+			expect(settled, `a send() never settled\n${world.log.join('\n')}`).toBe(true);
+			await expect.poll(() => server.inFlight).toBe(0);
+			await world.check();
+			for (const [key, info] of world.keys) {
+				const done = worked.filter(worker => worker === key).length;
+				if (info.status === 'failed') expect(done, `${key} failed after the server did the work\n${world.log.join('\n')}`).toBe(0);
+				if (info.status === 'succeeded') expect(done, `${key} succeeded ${done} times\n${world.log.join('\n')}`).toBe(1);
+			}
+
+			counts.runs++;
+			counts.commands += world.log.length;
+			counts.sends += world.pending.length;
+			counts.effects += worked.length;
+		} finally {
+			vi.useRealTimers();
+			for (const tab of world.tabs) if (tab) tab.page.dead = true;
+		}
+	}), {numRuns: RUNS});
+
+	console.log(`model: ${counts.runs} runs, ${counts.commands} commands, ${counts.sends} sends and resumes, ${counts.effects} effects, no counterexample`);
+}, 60_000 + (RUNS * 15_000));
