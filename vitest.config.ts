@@ -13,6 +13,14 @@ export default defineConfig({
 			},
 			{
 				test: {
+					// `npm pack`, installed into an app in a temporary folder, and used there.
+					name: 'package',
+					include: ['test/package/**/*.test.ts'],
+					environment: 'node',
+				},
+			},
+			{
+				test: {
 					// Real Chromium, driven from Node: reloads, restarts, tabs and IndexedDB.
 					name: 'browser',
 					include: ['test/browser/**/*.test.ts'],
