@@ -17,6 +17,9 @@ export default defineConfig({
 					name: 'package',
 					include: ['test/package/**/*.test.ts'],
 					environment: 'node',
+					// Packing builds the package; each test runs a compiler, a linter or Node.
+					testTimeout: 60_000,
+					hookTimeout: 180_000,
 				},
 			},
 			{

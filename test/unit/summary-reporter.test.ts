@@ -34,13 +34,13 @@ describe.concurrent('the closing line', () => {
 		const run = await vitest(['--config', FIXTURES, `${fixture}.fixture.ts`]);
 		expect(closingLine(run.stdout), run.output).toBe(line);
 		expect(run.code, run.output).toBe(code);
-	}, 30_000);
+	}, 60_000);
 
 	test('adds up every file of a run', async () => {
 		const run = await vitest(['--config', FIXTURES]);
 		expect(closingLine(run.stdout), run.output).toBe('5 passed, 8 failed, 2 skipped');
 		expect(run.code).toBe(1);
-	}, 30_000);
+	}, 60_000);
 
 	test('without Chromium, counts the browser tests as failed and says once how to get Chromium', async () => {
 		const run = await vitest(['--project', 'browser', 'test/browser/tabs.test.ts'], {CHROME_PATH: '/nonexistent'});
@@ -50,5 +50,5 @@ describe.concurrent('the closing line', () => {
 		expect(advice).toEqual([
 			'Error: No Chromium at /nonexistent: the browser tests drive a real one. Install Debian\'s (apt-get install chromium) or set CHROME_PATH to a Chromium or Chrome binary.',
 		]);
-	}, 30_000);
+	}, 60_000);
 });
