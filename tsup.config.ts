@@ -7,7 +7,6 @@ export default defineConfig({
 	dts: true,
 	clean: true,
 	target: 'es2022',
-	sourcemap: true,
 	treeshake: true,
 	// The bindings share the core's chunk instead of carrying a copy of it (in CJS too).
 	splitting: true,

@@ -13,6 +13,17 @@ export default defineConfig({
 			},
 			{
 				test: {
+					// `npm pack`, installed into an app in a temporary folder, and used there.
+					name: 'package',
+					include: ['test/package/**/*.test.ts'],
+					environment: 'node',
+					// Packing builds the package; each test runs a compiler, a linter or Node.
+					testTimeout: 60_000,
+					hookTimeout: 180_000,
+				},
+			},
+			{
+				test: {
 					// Real Chromium, driven from Node: reloads, restarts, tabs and IndexedDB.
 					name: 'browser',
 					include: ['test/browser/**/*.test.ts'],

@@ -1,14 +1,41 @@
 import * as z from 'zod/mini';
-
-const timestamp = z.number().check(z.nonnegative());
+import type {IntentMethod, IntentState, UnresolvedReason} from './types.js';
 
 /** The record format this version writes; a record with a higher `v` is a newer app's. */
 export const RECORD_VERSION = 1;
 
 /**
  * A stored intent, version 1. Plain data only: it must survive structured clone (IndexedDB)
- * and JSON (sessionStorage, AsyncStorage). Every read is validated against this schema.
+ * and JSON (sessionStorage, AsyncStorage).
+ *
+ * Written by hand rather than inferred from the schema below, so that the published types
+ * never make an app's compiler read zod's; a type test keeps the two in step.
  */
+export interface IntentRecord {
+	v: 1;
+	key: string;
+	scope: string;
+	state: IntentState;
+	request: {
+		url: string;
+		method: IntentMethod;
+		headers: Record<string, string>;
+		body?: string | undefined;
+	};
+	/** SHA-256 of method, URL and body, in hex. */
+	fingerprint: string;
+	attempts: number;
+	createdAt: number;
+	expiresAt: number;
+	updatedAt: number;
+	reason?: UnresolvedReason | undefined;
+	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
+	lease?: {owner: string; until: number} | undefined;
+}
+
+const timestamp = z.number().check(z.nonnegative());
+
+/** What every record read from a store is validated against: {@link IntentRecord}. */
 export const intentRecordSchema = z.object({
 	v: z.literal(1),
 	key: z.string().check(z.minLength(1)),
@@ -30,9 +57,6 @@ export const intentRecordSchema = z.object({
 	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
 	lease: z.optional(z.object({owner: z.string(), until: timestamp})),
 });
-
-/** A stored intent, version 1. */
-export type IntentRecord = z.infer<typeof intentRecordSchema>;
 
 /** Validates a value read from a store. */
 export function parseRecord(value: unknown): {record: IntentRecord} | {problem: string} {

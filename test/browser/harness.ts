@@ -1,4 +1,5 @@
-import {mkdtemp, rm} from 'node:fs/promises';
+import {constants} from 'node:fs';
+import {access, mkdtemp, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {chromium, type Browser, type BrowserContext, type Page} from 'playwright-core';
@@ -70,14 +71,31 @@ window.recordEvent = event => {
 </html>
 `;
 
+/**
+ * `executablePath`, once it is known to run; otherwise one line that says how to get Chromium,
+ * without a stack (where it was thrown from does not help) and instead of Playwright's advice to
+ * download a browser of its own.
+ */
+async function chromiumPath(): Promise<string> {
+	try {
+		await access(executablePath, constants.X_OK);
+	} catch {
+		const error = new Error(`No Chromium at ${executablePath}: the browser tests drive a real one. Install Debian's (apt-get install chromium) or set CHROME_PATH to a Chromium or Chrome binary.`);
+		error.stack = `Error: ${error.message}`;
+		throw error;
+	}
+
+	return executablePath;
+}
+
 /** Headless Chromium with a fresh temporary profile. */
 export async function launchBrowser(): Promise<Browser> {
-	return chromium.launch({executablePath, headless: true, args});
+	return chromium.launch({executablePath: await chromiumPath(), headless: true, args});
 }
 
 /** Headless Chromium over `userDataDir`: launch it again on the same directory to restart the browser. */
 export async function launchProfile(userDataDir: string): Promise<BrowserContext> {
-	return chromium.launchPersistentContext(userDataDir, {executablePath, headless: true, args});
+	return chromium.launchPersistentContext(userDataDir, {executablePath: await chromiumPath(), headless: true, args});
 }
 
 /** A new, empty profile directory, and a way to remove it. */

@@ -1,0 +1,16 @@
+// An app that imports the installed package (ESM) and sends one intent to a local server.
+// Prints the result's status and key, and the keys the server saw.
+import {createServer} from 'node:http';
+import {createClient} from 'sendonce';
+
+const keys = [];
+const server = createServer((request, response) => {
+	keys.push(request.headers['idempotency-key']);
+	response.writeHead(201, {'content-type': 'application/json'}).end('{"id":1}');
+});
+await new Promise(resolve => server.listen(0, '127.0.0.1', resolve));
+const client = createClient({store: 'memory'});
+const intent = await client.intent('order', {url: `http://127.0.0.1:${server.address().port}/orders`, json: {item: 'book'}});
+const {status, key} = await intent.send();
+server.close();
+console.log(JSON.stringify({status, key, keys}));
