@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type {IntentMethod, IntentState, UnresolvedReason} from './types.js';
+import type {IntentMethod, IntentState} from './types.js';
 
 /** The record format this version writes; a record with a higher `v` is a newer app's. */
 export const RECORD_VERSION = 1;
@@ -28,7 +28,8 @@ export interface IntentRecord {
 	createdAt: number;
 	expiresAt: number;
 	updatedAt: number;
-	reason?: UnresolvedReason | undefined;
+	/** An `UnresolvedReason`; any string, so that a reason a later version adds stays valid. */
+	reason?: string | undefined;
 	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
 	lease?: {owner: string; until: number} | undefined;
 }
