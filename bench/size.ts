@@ -28,11 +28,12 @@ export const CORE_TARGET = 15 * 1024;
 
 /**
  * Minified + gzipped bytes each entry may cost: a guard against growth, set just above what the
- * entries measure. A binding's budget is what it adds to the core. The core's grew by 2 KiB
+ * entries measure. A binding's budget is what it adds to the core. The core's grew by 2.5 KiB
  * with the fixes of issue 10 (request validation, strict Retry-After dates, store migration,
- * signals per caller); the lean-core issue brings it down to its target.
+ * signals per caller) and the CORS checks of issue 11, and the bindings by the copy that says
+ * what happened (`messages.because`); the lean-core issue brings them down to its targets.
  */
-export const BUDGETS = {core: 26 * 1024, react: 1.5 * 1024, vue: 1.5 * 1024, 'react-native': 0.5 * 1024} as const;
+export const BUDGETS = {core: 26.5 * 1024, react: 1.5 * 1024, vue: 1.75 * 1024, 'react-native': 0.5 * 1024} as const;
 
 /** The subpath entries besides the core, measured when their source exists. */
 const BINDINGS = ['react', 'vue', 'react-native'] as const;

@@ -50,6 +50,14 @@ class Client implements SendOnceClient, IntentContext {
 		return this.#openStore().then(store => store.durable ?? true, () => false);
 	}
 
+	readonly #emitted = new Set<string>();
+
+	emitOnce(id: string, event: SendOnceEvent): void {
+		if (this.#emitted.has(id)) return;
+		this.#emitted.add(id);
+		this.emit(event);
+	}
+
 	readonly emit = (event: SendOnceEvent): void => {
 		try {
 			this.options.onEvent?.(event);

@@ -2,6 +2,7 @@ import {attempt} from './attempt.js';
 import {backoffDelay} from './backoff.js';
 import {RETRY_COST, TIMEOUT_RETRY_COST, type RetryBudget} from './budget.js';
 import {classify, type Answer} from './classify.js';
+import {corsRefusal, hiddenHeader} from './cors.js';
 import type {Claim, Coordinator} from './cross-tab.js';
 import {headerPairs} from './headers.js';
 import {formatKey} from './key.js';
@@ -45,6 +46,8 @@ export interface IntentContext {
 	readonly budget: RetryBudget;
 	readonly coordinator: Coordinator;
 	emit(event: SendOnceEvent): void;
+	/** Emits `event` once per `id` for the life of the client. */
+	emitOnce(id: string, event: SendOnceEvent): void;
 	/** Whether `intent` is still the client's intent for its scope (not replaced or discarded). */
 	isCurrent(intent: Intent): boolean;
 	/** The intent is settled or discarded: the client stops tracking it. */
@@ -385,6 +388,12 @@ export class Intent {
 			answer = next;
 
 			const verdict = classify(answer, options.classify, mayHaveReached);
+			const hidden = hiddenHeader(answer, mayHaveReached);
+			if (hidden && 'response' in answer) {
+				const {origin} = new URL(url);
+				this.#ctx.emitOnce(`${origin} ${hidden}`, {type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
+			}
+
 			if (verdict.type === 'succeeded' && 'response' in answer) {
 				budget.refund(lastRetryCost);
 				return await this.#settle('succeeded', {
@@ -403,7 +412,7 @@ export class Intent {
 			}
 
 			if (signal.aborted) return await this.#unresolve('aborted', answer);
-			if (made >= retry.limit) return await this.#unresolve('exhausted', answer);
+			if (made >= retry.limit) return await this.#unresolve('exhausted', await this.#explained(answer));
 
 			const retryAfter = 'response' in answer ? parseRetryAfter(answer.response.headers['retry-after']) : undefined;
 			if (retryAfter !== undefined && retryAfter > retry.maxRetryAfter) return await this.#unresolve('exhausted', answer);
@@ -422,6 +431,14 @@ export class Intent {
 			});
 			await sleep(delay, signal).catch(() => undefined);
 		}
+	}
+
+	/** A network error from another origin, explained when it was most likely CORS. */
+	async #explained(answer: Answer): Promise<Answer> {
+		if (!('error' in answer)) return answer;
+		const {options} = this.#ctx;
+		const error = await corsRefusal(this.#record.request.url, answer.error, options.headerName, options.timeout);
+		return error ? {...answer, error} : answer;
 	}
 
 	/** Stops for an abort or an expired window; otherwise undefined: go ahead. */

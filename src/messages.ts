@@ -1,3 +1,5 @@
+import type {IntentResult} from './types.js';
+
 /**
  * The shape of {@link messages}: copy for every state of a form.
  *
@@ -15,8 +17,14 @@ export interface Messages {
 	replayed: string;
 	/** A definitive 4xx, with the server's reason when it gave one. */
 	refused(reason?: string): string;
-	/** For `unresolved` and `expired` intents. */
+	/** For `unresolved` and `expired` intents; `because(result)` says what happened. */
 	mayHaveBeenSent: string;
+	/**
+	 * What happened to an `unresolved` intent, from its result: the connection failed, the server
+	 * kept answering errors (with the status), refused after a possible send, and so on.
+	 * `undefined` (an intent found after a reload) reads as interrupted.
+	 */
+	because(result: IntentResult | undefined): string;
 	/**
 	 * For an intent `unresolved` with reason `'refused'`: a 4xx (an expired session, a proxy)
 	 * came back after an earlier attempt may have reached the server. `status` is that 4xx.
@@ -47,8 +55,25 @@ export const messages: Messages = {
 	sent: 'Your message was sent.',
 	replayed: 'The server had already received it: this is its earlier answer, nothing was sent twice.',
 	refused: reason => `Your message was not sent: ${reason ?? 'the server refused it'}.`,
-	mayHaveBeenSent: 'Your message may have been sent. The connection failed before the server could confirm it.',
-	notConfirmed: status => `We could not confirm whether your message was sent: the server refused to answer${status ? ` (${status})` : ''} after an earlier try may have reached it. Sign in again and retry: it will not be sent twice.`,
+	mayHaveBeenSent: 'Your message may have been sent.',
+	because(result) {
+		if (result?.status !== 'unresolved') return 'It was interrupted before the server could confirm it.';
+		const status = result.response?.status;
+		switch (result.reason) {
+			case 'refused': return messages.notConfirmed(status);
+			case 'redirected': return 'It was sent to a sign-in page instead.';
+			case 'transport': return 'Its answer could not be read.';
+			case 'replayed-error': return `The server had already answered it with an error (${status}).`;
+			case 'budget': return 'The server kept failing, so we stopped asking for now.';
+			case 'aborted': return 'Sending was stopped.';
+			default:
+		}
+
+		if (status === 409) return 'The server was still working on it when we stopped asking.';
+		if (status) return `The server kept answering with errors (${status}).`;
+		return (result.error as Error | undefined)?.name === 'TimeoutError' ? 'The server did not answer in time.' : 'The connection failed before the server could confirm it.';
+	},
+	notConfirmed: status => `We could not confirm it: the server refused to answer (${status}) after an earlier try may have reached it. Sign in again and retry: it will not be sent twice.`,
 	retryHint: 'Retry asks again with the same key: the server will not deliver it twice.',
 	expired: 'It is too late to ask again safely: check whether it arrived before you send it again.',
 	conflict: 'Your earlier message may have been sent, and the text has changed. Retry the earlier message, or send this text as a new message?',

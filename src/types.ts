@@ -210,7 +210,21 @@ export type SendOnceEvent =
 		/** Why the better stores could not be used. */
 		error: unknown;
 	}
-	| {type: 'store-error'; key?: string; scope?: string; error: unknown};
+	| {type: 'store-error'; key?: string; scope?: string; error: unknown}
+	| {
+		/**
+		 * A cross-origin answer did not show a header sendonce reads (once per origin and
+		 * header): the server does not send it, or does not list it in
+		 * `Access-Control-Expose-Headers`. Without `Retry-After` the backoff paces retries;
+		 * without `Idempotent-Replayed` a replay reads as `replayed: false`. Nothing is sent twice.
+		 */
+		type: 'cors-headers-hidden';
+		key: string;
+		scope: string;
+		origin: string;
+		header: 'retry-after' | 'idempotent-replayed';
+		status: number;
+	};
 
 /**
  * The answer a `classify` hook may give; `undefined` falls through to the built-in chain.
