@@ -68,7 +68,7 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 		// Overhead first, in a process that no other client has warmed up or cluttered.
 		log('Overhead per intent, Node…');
 		const node = await nodeOverhead(server, {intents: 2000, warmup: nodeWarmup});
-		log(`  sendonce ${ms(node.sendonce.median)} ms, ky ${ms(node.ky.median)} ms (median): ${node.ratio.toFixed(2)}×`);
+		log(`  sendonce ${ms(node.send.median)} ms, ky ${ms(node.ky.median)} ms, fetch ${ms(node.fetch.median)} ms (median): ${node.ratio.ky.toFixed(2)}× ky, ${node.ratio.fetch.toFixed(2)}× fetch`);
 
 		log('Overhead per intent, Chromium…');
 		const site = await openSite(server);

@@ -12,36 +12,50 @@ export interface OverheadFigures {
 }
 
 export interface NodeOverhead {
-	sendonce: OverheadFigures;
+	/** `client.send()`, memory store. */
+	send: OverheadFigures;
+	/** `client.intent()` then `intent.send()`, memory store. */
+	intent: OverheadFigures;
 	ky: OverheadFigures;
-	/** sendonce's median per intent over ky's. */
-	ratio: number;
-	/** The same, of the means. */
-	meanRatio: number;
+	fetch: OverheadFigures;
+	/** `client.send()`'s median over ky's and over fetch's. */
+	ratio: {ky: number; fetch: number};
 }
 
 /**
  * Sequential intents on loopback, no faults: sendonce with the memory store against plain ky
- * sending the same body with an `Idempotency-Key` (so the server's work is the same), in
- * alternating blocks so that drift (JIT, GC, a busy neighbour) hits both alike.
+ * and plain fetch sending the same body with an `Idempotency-Key` (so the server's work is the
+ * same), in alternating blocks so that drift (JIT, GC, a busy neighbour) hits all alike.
  */
 export async function nodeOverhead(server: BenchServer, {intents, warmup, block = 100}: {intents: number; warmup: number; block?: number}): Promise<NodeOverhead> {
 	const url = `${await server.open()}/orders/0`;
 	const client = createClient({store: 'memory'});
 	let serial = 0;
 	const order = (kind: string) => ({item: 'book', order: `${kind}-${serial++}`, total: 42});
+	const check = (status: string) => {
+		if (status !== 'succeeded') throw new Error(`sendonce: ${status}`);
+	};
+
 	const runners = {
-		sendonce: async () => {
-			const intent = await client.intent(`order-${serial}`, {url, json: order('sendonce')});
-			const result = await intent.send();
-			if (result.status !== 'succeeded') throw new Error(`sendonce: ${result.status}`);
+		send: async () => {
+			check((await client.send(`order-${serial}`, {url, json: order('send')})).status);
+		},
+		intent: async () => {
+			const intent = await client.intent(`order-${serial}`, {url, json: order('intent')});
+			check((await intent.send()).status);
 		},
 		ky: async () => {
 			await ky.post(url, {json: order('ky'), headers: {'Idempotency-Key': randomUUID()}}).json();
 		},
+		fetch: async () => {
+			const response = await fetch(url, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': randomUUID()}, body: JSON.stringify(order('fetch'))});
+			await response.json();
+		},
 	};
-	const times: Record<keyof typeof runners, number[]> = {sendonce: [], ky: []};
-	const run = async (name: keyof typeof runners, count: number, keep: boolean) => {
+	type Name = keyof typeof runners;
+	const names = Object.keys(runners) as Name[];
+	const times = Object.fromEntries(names.map(name => [name, [] as number[]])) as Record<Name, number[]>;
+	const run = async (name: Name, count: number, keep: boolean) => {
 		for (let index = 0; index < count; index++) {
 			const begin = performance.now();
 			await runners[name]();
@@ -49,16 +63,18 @@ export async function nodeOverhead(server: BenchServer, {intents, warmup, block 
 		}
 	};
 
-	await run('sendonce', warmup, false);
-	await run('ky', warmup, false);
+	for (const name of names) await run(name, warmup, false);
 	for (let done = 0; done < intents; done += block) {
-		const count = Math.min(block, intents - done);
-		await run('sendonce', count, true);
-		await run('ky', count, true);
+		for (const name of names) await run(name, Math.min(block, intents - done), true);
 	}
 
-	const figures = (name: keyof typeof runners, label: string): OverheadFigures => ({label, intents, median: median(times[name]), mean: mean(times[name])});
-	const sendonce = figures('sendonce', 'sendonce, memory store');
-	const plain = figures('ky', 'ky.post with an Idempotency-Key');
-	return {sendonce, ky: plain, ratio: sendonce.median / plain.median, meanRatio: sendonce.mean / plain.mean};
+	const figures = (name: Name, label: string): OverheadFigures => ({label, intents, median: median(times[name]), mean: mean(times[name])});
+	const send = figures('send', 'sendonce client.send(), memory store');
+	return {
+		send,
+		intent: figures('intent', 'sendonce intent() + send(), memory store'),
+		ky: figures('ky', 'ky.post with an Idempotency-Key'),
+		fetch: figures('fetch', 'fetch with an Idempotency-Key'),
+		ratio: {ky: send.median / median(times.ky), fetch: send.median / median(times.fetch)},
+	};
 }

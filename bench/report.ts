@@ -59,8 +59,9 @@ export function tables(data: BenchData) {
 	const perIntent = (value: number | undefined, size: number) => (value === undefined ? '–' : `${ms(value)} (${ms(value / size)}/intent)`);
 	return {
 		node: table(['client', 'intents', 'median ms', 'mean ms'], [
-			...[node.sendonce, node.ky].map(row => [row.label, integer(row.intents), ms(row.median), ms(row.mean)]),
-			['**sendonce / ky**', '', `**${node.ratio.toFixed(2)}×**`, `${node.meanRatio.toFixed(2)}×`],
+			...[node.send, node.intent, node.ky, node.fetch].map(row => [row.label, integer(row.intents), ms(row.median), ms(row.mean)]),
+			['**client.send() / ky**', '', `**${node.ratio.ky.toFixed(2)}×**`, ''],
+			['**client.send() / fetch**', '', `**${node.ratio.fetch.toFixed(2)}×**`, ''],
 		], ['l', 'r', 'r', 'r']),
 		page: table(['client', 'intents', 'median ms', 'mean ms', 'median − ky', 'median − fetch'], browser.rows.map(row => [
 			row.label,
@@ -151,10 +152,10 @@ ${machineText}
 ## Summary
 
 - **Duplicates under faults.** ${integer(intents)} intents per variant and fault rate, the same faults for every variant, at most ${POLICY.limit} attempts each. sendonce performed **${sendonceRows.map(row => integer(row.duplicates)).join(', ')} duplicate effects** at ${rates.map(percent).join(', ')} faults. At ${percent(kyWorst?.rate ?? 0)}, ky with POST retries performed ${integer(kyWorst?.duplicates ?? 0)}, ky with a fresh key per try ${integer(freshWorst?.duplicates ?? 0)}, p-retry around fetch ${integer(pRetryWorst?.duplicates ?? 0)}.
-- **Overhead, Node.** sendonce with the memory store costs ${ms(node.sendonce.median)} ms per intent against ${ms(node.ky.median)} ms for a plain \`ky.post\` (median, ${integer(node.sendonce.intents)} sequential intents each): **${node.ratio.toFixed(2)}×**.
+- **Overhead, Node.** sendonce's \`client.send()\` with the memory store costs ${ms(node.send.median)} ms per intent against ${ms(node.ky.median)} ms for a plain \`ky.post\` and ${ms(node.fetch.median)} ms for \`fetch\` (median, ${integer(node.send.intents)} sequential intents each): **${node.ratio.ky.toFixed(2)}× ky, ${node.ratio.fetch.toFixed(2)}× fetch**.
 - **Overhead, Chromium.** Median per intent: sendonce with IndexedDB ${ms(byName['sendonce-indexeddb']!.median)} ms, with sessionStorage ${ms(byName['sendonce-session']!.median)} ms, ky ${ms(byName['ky']!.median)} ms, fetch ${ms(byName['fetch']!.median)} ms. The write-ahead in IndexedDB costs **+${ms(byName['sendonce-indexeddb']!.median - byName['ky']!.median)} ms** per intent over ky (${transactionsPerIntent} transactions).
 - **Scale.** ${scaleRows.map(row => `${integer(row.stored)} stored intents: list() ${ms(row.list)} ms, resume() ${ms(row.resume)} ms`).join('; ')}. ${target}
-- **Size.** \`sendonce\` is ${kib(sizes.core)} minified and gzipped with its dependencies (budget ${kib(BUDGETS.core)})${sizes.react ? `; \`sendonce/react\` adds ${kib(sizes.react.onTop)} (budget ${kib(BUDGETS.react)})` : ''}. ${withinBudgets(sizes) ? 'Within budget.' : '**Over budget.**'}
+- **Size.** \`sendonce\` is ${kib(sizes.core)} minified and gzipped with its dependencies (budget ${kib(BUDGETS.core)}). ${withinBudgets(sizes) ? 'Within budget.' : '**Over budget.**'}
 
 ## 1. Duplicates under faults
 
@@ -179,7 +180,7 @@ ${faultFreeNote}The three variants without a stable key perform exactly the same
 
 Sequential intents on loopback, no faults, against the same server; the clients take turns in blocks so that drift hits them alike.
 
-**Node** (${integer(node.sendonce.intents)} intents each after ${integer(data.settings.nodeWarmup)} of warm-up; both send the same body with an \`Idempotency-Key\`, so the server's work is the same):
+**Node** (${integer(node.send.intents)} intents each after ${integer(data.settings.nodeWarmup)} of warm-up; both send the same body with an \`Idempotency-Key\`, so the server's work is the same):
 
 ${nodeTable}
 
@@ -207,7 +208,7 @@ ${functionsTable}
 
 ## 4. Size budgets
 
-Minified and gzipped as a user's bundler pays it: size-limit with @size-limit/preset-small-lib (esbuild, gzip level 9), every export imported from the sources, runtime dependencies (ky, idb-keyval, zod/mini) included, framework packages external. \`npm run size\` prints this and fails over budget; test/unit/size.test.ts checks the same figures in \`npm test\`.
+Minified and gzipped as a user's bundler pays it: esbuild and gzip level 9, from the sources, the runtime dependency (idb-keyval) included, framework packages external. \`npm run size\` prints this and fails over budget; test/unit/size.test.ts checks the same figures in \`npm test\`.
 
 ${formatSizes(sizes)}
 

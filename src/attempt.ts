@@ -39,7 +39,7 @@ function isUnreadable(response: Response): boolean {
 }
 
 function unreadableError(response: Response): Error {
-	const error = new Error(`The transport returned an unreadable ${response.type === 'default' || !response.type ? '' : `${response.type} `}response (status ${response.status}): sendonce cannot tell whether the server did the work, and a browser strips the idempotency key from a no-cors request, so it will not be retried. Do not use mode: 'no-cors' or redirect: 'manual' for intents; allow the request with CORS instead.`);
+	const error = new Error(`Unreadable ${response.type} response (status ${response.status}): no-cors strips the key and hides the answer, so it is not retried; allow the request with CORS instead`);
 	error.name = 'UnreadableResponseError';
 	return error;
 }
@@ -90,7 +90,7 @@ export async function attempt(
 	} catch (error) {
 		if (sent) return {error: timedOut ? linked.reason : error, timedOut};
 		// Nothing left: `headers()` (or the write-ahead) failed, hung, or the caller aborted.
-		if (timedOut) throw Object.assign(new Error(`The \`headers\` option did not settle within the ${timeout} ms timeout; nothing was sent`), {name: 'TimeoutError'});
+		if (timedOut) throw Object.assign(new Error(`\`headers\` took over ${timeout} ms; nothing was sent`), {name: 'TimeoutError'});
 		if (linked.aborted) return undefined;
 		throw error;
 	} finally {

@@ -1,21 +1,23 @@
 import {createRetryBudget, type RetryBudget} from './budget.js';
-import {Coordinator} from './cross-tab.js';
+import {Coordinator, type Claim} from './cross-tab.js';
 import {InvalidRequestError} from './errors/invalid-request-error.js';
 import {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
 import {Intent, type IntentContext} from './intent.js';
 import {checkKey, randomKey} from './key.js';
 import {normalizeOptions, type NormalizedOptions} from './options.js';
-import type {IntentRecord} from './record-schema.js';
+import type {IntentRecord} from './record.js';
 import {Records} from './records.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
-import {isResumable, isSettled} from './state.js';
+import {isResumable, isSendable, isSettled, reduce} from './state.js';
 import {probe} from './stores/probe.js';
 import {resolveStoreWithOthers} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
-import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent} from './types.js';
+import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent, SendOptions} from './types.js';
 
-/** How many stored intents `resume()` sends at once. */
-const RESUME_CONCURRENCY = 4;
+/** How many stored intents `resume()` sends at once: the connections a browser opens per host. */
+export const RESUME_CONCURRENCY = 6;
+/** How many it claims and marks as sending in one store step, ahead of sending them. */
+const RESUME_BATCH = 2 * RESUME_CONCURRENCY;
 const MAX_SCOPE_LENGTH = 200;
 
 function checkScope(scope: unknown): string {
@@ -75,6 +77,20 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async intent(scope: string, request: IntentRequest, {replace = false}: IntentOptions = {}): Promise<Intent> {
+		return (await this.#findOrCreate(scope, request, replace, false)).intent;
+	}
+
+	async send(scope: string, request: IntentRequest, {replace = false, signal}: IntentOptions & SendOptions = {}): Promise<IntentResult> {
+		const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
+		return (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as Promise<IntentResult>;
+	}
+
+	/**
+	 * The scope's intent for `request`: the one stored, or a new one. With `sending`, a new
+	 * intent is written once, already `sending` its first attempt, while this tab claims it:
+	 * one store write before the first byte instead of two.
+	 */
+	async #findOrCreate(scope: string, request: IntentRequest, replace: boolean, sending: boolean): Promise<{intent: Intent; claim?: Claim | undefined; written?: IntentRecord}> {
 		checkScope(scope);
 		// Take the scope's place in line now, not after hashing: a second press that hashed
 		// sooner must still find the first press's intent.
@@ -85,35 +101,49 @@ class Client implements SendOnceClient, IntentContext {
 			const live = this.#live.get(scope);
 			// A press made while the previous one was still being set up is the same action,
 			// even when that one has settled meanwhile (a server faster than the hash).
-			if (!live && !replace && before instanceof Intent && !before.discarded && before.fingerprint === prepared.fingerprint) {
-				return before;
+			const earlier = (before as {intent?: unknown} | undefined)?.intent;
+			if (!live && !replace && earlier instanceof Intent && !earlier.discarded && earlier.fingerprint === prepared.fingerprint) {
+				return {intent: earlier};
+			}
+
+			let fresh = this.#newRecord(scope, prepared);
+			let claiming: Promise<Claim | undefined> | undefined;
+			if (sending) {
+				// The claim is asked for while the record is written; a lease goes into the write.
+				const leased = await this.coordinator.needsLease();
+				claiming = this.coordinator.claim(fresh.key, scope, true);
+				claiming.catch(() => undefined);
+				const lease = leased ? (await claiming)?.lease : undefined;
+				fresh = {...reduce(fresh, {type: 'attempt', at: fresh.createdAt}), ...(lease ? {lease: {...lease}} : {})};
 			}
 
 			// The scope table, decided against the stored record in the same store transaction as
 			// the write: an intent whose write-ahead has committed (attempts > 0) may have been sent,
 			// and is never replaced without `replace`. A settled intent never blocks a new body.
-			let created: IntentRecord | undefined;
-			const stored = await this.records.update(scope, current => {
-				created = undefined;
-				const settledHere = live !== undefined && live.key === current?.key && isSettled(live.state);
-				const keep = current && !isSettled(current.state) && !settledHere && !replace
-					&& (current.fingerprint === prepared.fingerprint || current.attempts > 0);
-				if (keep) return undefined;
-				created = this.#newRecord(scope, prepared);
-				return created;
-			});
+			let created = false;
+			let stored: IntentRecord | undefined;
+			try {
+				stored = await this.records.update(scope, current => {
+					const settledHere = live !== undefined && live.key === current?.key && isSettled(live.state);
+					created = !(current && !isSettled(current.state) && !settledHere && !replace
+						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
+					return created ? fresh : undefined;
+				});
+			} finally {
+				if (!created) void claiming?.then(async claim => claim?.release());
+			}
 
 			if (created) {
 				live?.detach();
-				const intent = new Intent(this, created, prepared.sessionHeaders);
+				const intent = new Intent(this, fresh, prepared.sessionHeaders);
 				this.#live.set(scope, intent);
-				return intent;
+				return {intent, claim: await claiming, written: fresh};
 			}
 
 			const existing = this.#track(stored!);
 			if (existing.fingerprint !== prepared.fingerprint) throw new UnresolvedIntentError(existing);
 			existing.adoptSessionHeaders(prepared.sessionHeaders);
-			return existing;
+			return {intent: existing};
 		});
 	}
 
@@ -186,18 +216,61 @@ class Client implements SendOnceClient, IntentContext {
 		await this.records.clear();
 	}
 
+	/**
+	 * Sends every interrupted intent: claimed and marked as sending in batches, one store step a
+	 * batch, and sent a bounded number at a time; settled ones are deleted together (see
+	 * `Records.removeSoon`).
+	 */
 	async #resumeAll(): Promise<IntentResult[]> {
-		const queue = (await this.list()).filter(intent => isResumable(intent.state));
+		const intents = (await this.list()).filter(intent => isResumable(intent.state));
 		const results: IntentResult[] = [];
-		const worker = async () => {
-			for (let intent = queue.shift(); intent; intent = queue.shift()) {
-				const result = await intent.resume();
-				if (result) results.push(result);
+		const sending = new Set<Promise<void>>();
+		for (let index = 0; index < intents.length; index += RESUME_BATCH) {
+			for (const start of await this.#claimBatch(intents.slice(index, index + RESUME_BATCH))) {
+				while (sending.size >= RESUME_CONCURRENCY) await Promise.race(sending);
+				const sent: Promise<void> = start().then(result => {
+					if (result) results.push(result);
+				}).finally(() => sending.delete(sent));
+				sending.add(sent);
 			}
-		};
+		}
 
-		await Promise.all(Array.from({length: Math.min(RESUME_CONCURRENCY, queue.length)}, worker));
+		await Promise.all(sending);
 		return results;
+	}
+
+	/**
+	 * Claims each intent of `batch` for this tab and, in one store step, records the first
+	 * attempt of each still to be sent. What it could not claim or write is sent the usual way
+	 * (which waits for the tab that holds it, or finds it settled or expired).
+	 */
+	async #claimBatch(batch: Intent[]): Promise<Array<() => Promise<IntentResult | undefined>>> {
+		const claims = await Promise.all(batch.map(async intent => this.coordinator.claim(intent.key, intent.scope).catch(() => undefined)));
+		const written = new Map<Intent, IntentRecord>();
+		const now = Date.now();
+		try {
+			await this.records.updateMany(batch.flatMap((intent, index) => {
+				const lease = claims[index]?.lease;
+				return claims[index] ? [[intent.scope, record => {
+					if (record?.key !== intent.key || !isSendable(record, now)) return undefined;
+					const {lease: _, ...current} = record;
+					const next = reduce(current, {type: 'attempt', at: now});
+					written.set(intent, lease ? {...next, lease: {...lease}} : next);
+					return written.get(intent);
+				}] as const] : [];
+			}));
+		} catch (error) {
+			await Promise.all(claims.map(async claim => claim?.release()));
+			throw error;
+		}
+
+		return batch.map((intent, index) => {
+			const claim = claims[index];
+			const record = written.get(intent);
+			if (claim && record) return async () => intent.sendClaimed(claim, record, true);
+			void claim?.release();
+			return async () => intent.resume();
+		});
 	}
 
 	/** The live intent for `scope`, else the stored unsettled one. */

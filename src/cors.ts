@@ -54,5 +54,5 @@ export async function corsRefusal(url: string, error: unknown, headerName: strin
 	}
 
 	const {origin} = new URL(url);
-	return Object.assign(new Error(`${origin} answers, but the browser refused the request (CORS): the preflight must allow the \`${headerName}\` header (Access-Control-Allow-Headers), the method and this origin, and every answer must carry Access-Control-Allow-Origin; the console says which is missing`), {name: 'CorsError', cause: error});
+	return Object.assign(new Error(`${origin} answers, but CORS refused the request: allow the \`${headerName}\` header (Access-Control-Allow-Headers), the method and this origin (the console says which is missing)`), {name: 'CorsError', cause: error});
 }

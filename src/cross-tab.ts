@@ -69,8 +69,12 @@ export class Coordinator {
 		return this.#tabId;
 	}
 
-	/** Claims `key` for this tab, or resolves to undefined when another tab holds it. */
-	async claim(key: string, scope: string): Promise<Claim | undefined> {
+	/**
+	 * Claims `key` for this tab, or resolves to undefined when another tab holds it. A `fresh`
+	 * key is one no record holds yet: its lease, where one is needed, is not written here but
+	 * goes into the record's first write.
+	 */
+	async claim(key: string, scope: string, fresh = false): Promise<Claim | undefined> {
 		this.#open();
 		const locks = this.#locks();
 		if (locks) {
@@ -98,7 +102,12 @@ export class Coordinator {
 		}
 
 		// A store no other tab uses needs no lease: nobody else can send from it.
-		return await this.#records.shared() ? this.#claimLease(key, scope) : {release: async () => undefined};
+		return await this.#records.shared() ? this.#claimLease(key, scope, fresh) : {release: async () => undefined};
+	}
+
+	/** Whether a claim is a lease in the record (no usable Web Locks, a store tabs share). */
+	async needsLease(): Promise<boolean> {
+		return !this.#locks() && await this.#records.shared();
 	}
 
 	/**
@@ -185,16 +194,19 @@ export class Coordinator {
 		return this.#channel || undefined;
 	}
 
-	async #claimLease(key: string, scope: string): Promise<Claim | undefined> {
-		const lease = {owner: this.#tab, until: 0};
-		let claimed = false;
-		await this.#records.change(scope, key, record => {
-			const now = Date.now();
-			if (record.lease?.owner !== this.#tab && leaseHolds(record.lease, now)) return undefined;
-			claimed = true;
-			lease.until = now + LEASE_MS;
-			return {...record, lease: {...lease}};
-		});
+	async #claimLease(key: string, scope: string, fresh: boolean): Promise<Claim | undefined> {
+		const lease = {owner: this.#tab, until: Date.now() + LEASE_MS};
+		let claimed = fresh;
+		if (!fresh) {
+			await this.#records.change(scope, key, record => {
+				const now = Date.now();
+				if (record.lease?.owner !== this.#tab && leaseHolds(record.lease, now)) return undefined;
+				claimed = true;
+				lease.until = now + LEASE_MS;
+				return {...record, lease: {...lease}};
+			});
+		}
+
 		if (!claimed) return undefined;
 
 		const renew = setInterval(() => {

@@ -14,7 +14,7 @@ export function checkHeader(name: unknown, value: unknown, where: string): void 
 
 	if (typeof value !== 'string') throw new InvalidRequestError(`Expected \`${where}.${name}\` to be a string, got ${describe(value)}`);
 	if (!HEADER_VALUE.test(value)) {
-		throw new InvalidRequestError(`\`${where}.${name}\` holds a line break, a NUL or a character above U+00FF, which fetch cannot send`);
+		throw new InvalidRequestError(`\`${where}.${name}\` holds a line break, a NUL or a character above U+00FF`);
 	}
 }
 

@@ -90,7 +90,8 @@ interface Held {
 	preparing: boolean;
 }
 
-const FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'error', 'conflict'] as const;
+/** Every field of {@link IntentView}. */
+export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'error', 'conflict'] as const;
 
 /**
  * The state of one scope's form, framework-free: React's and Vue's `useIntent` are thin
@@ -205,7 +206,7 @@ export class IntentObserver implements IntentActions {
 
 	#changed(): void {
 		const next = this.#compute();
-		if (FIELDS.every(field => Object.is(next[field], this.#view[field]))) return;
+		if (VIEW_FIELDS.every(field => Object.is(next[field], this.#view[field]))) return;
 		this.#view = next;
 		for (const listener of this.#listeners) listener();
 	}

@@ -7,10 +7,10 @@ import type {Claim, Coordinator} from './cross-tab.js';
 import {headerPairs} from './headers.js';
 import {formatKey} from './key.js';
 import type {NormalizedOptions} from './options.js';
-import type {IntentRecord} from './record-schema.js';
+import type {IntentRecord} from './record.js';
 import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
-import {canMove, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
+import {canMove, isInsideWindow, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import type {Transport} from './transport.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
 import {abortError, isOffline, sleep, waitForOnline} from './wait.js';
@@ -18,14 +18,14 @@ import {abortError, isOffline, sleep, waitForOnline} from './wait.js';
 /** The stored record is no longer this intent's to send: another tab settled, replaced or cleared it. */
 const ELSEWHERE = Symbol('elsewhere');
 
-/**
- * How far ahead of this device's clock a `createdAt` may lie: more means the clock that
- * wrote it was fast, and its window cannot be trusted, so the intent counts as expired.
- */
-const MAX_CLOCK_SKEW_MS = 5 * 60_000;
-
 /** What the write-ahead did: written (true), or what to return instead of sending. */
 type Written = true | typeof ELSEWHERE | IntentResult | undefined;
+
+/** A claim this tab already holds, and whether the first attempt is already on record. */
+interface Given {
+	claim: Claim;
+	written: boolean;
+}
 
 /** One running send, shared by every caller of `send()` (and `resume()`) while it runs. */
 interface Run {
@@ -79,6 +79,8 @@ export class Intent {
 	#detached = false;
 	#running: Run | undefined;
 	#claim: Claim | undefined;
+	/** The settled record's deletion: this tab keeps its claim until it is done. */
+	#deleting: Promise<void> | undefined;
 
 	/** @internal Created by the client. */
 	constructor(ctx: IntentContext, record: IntentRecord, sessionHeaders: Record<string, string> = {}) {
@@ -169,7 +171,26 @@ export class Intent {
 		return this.#start(undefined, true);
 	}
 
-	async #start(signal: AbortSignal | undefined, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
+	/**
+	 * @internal Sends with `claim` already held for this tab and, when `written` is given, its
+	 * first attempt already on record as `written` (the one write `client.send()` and
+	 * `resume()` make for it).
+	 */
+	async sendClaimed(claim: Claim, written: IntentRecord | undefined, onlyIfInterrupted: boolean, signal?: AbortSignal): Promise<IntentResult | undefined> {
+		if (this.#running || this.#discarded) {
+			await claim.release();
+			return onlyIfInterrupted ? this.resume() : this.send({signal});
+		}
+
+		if (written) {
+			this.#record = written;
+			this.#publish();
+		}
+
+		return this.#start(signal, onlyIfInterrupted, {claim, written: written !== undefined});
+	}
+
+	async #start(signal: AbortSignal | undefined, onlyIfInterrupted: boolean, given?: Given): Promise<IntentResult | undefined> {
 		for (;;) {
 			if (this.#discarded) throw new TypeError(`The intent ${this.key} was discarded; create a new one with client.intent()`);
 			if (isSettled(this.#record.state) && this.#result) return onlyIfInterrupted ? undefined : this.#result;
@@ -179,18 +200,19 @@ export class Intent {
 				continue;
 			}
 
-			const run = this.#running ?? this.#begin(onlyIfInterrupted);
+			const run = this.#running ?? this.#begin(onlyIfInterrupted, given);
+			given = undefined;
 			const result = await this.#join(run, signal);
 			// A resume() that found nothing to do ends without a result: a send() still sends.
 			if (result || onlyIfInterrupted || !run.onlyIfInterrupted) return result;
 		}
 	}
 
-	#begin(onlyIfInterrupted: boolean): Run {
+	#begin(onlyIfInterrupted: boolean, given: Given | undefined): Run {
 		const stop = new AbortController();
 		if (this.#detached) stop.abort();
 		const run: Run = {
-			promise: this.#run(stop.signal, onlyIfInterrupted).finally(() => {
+			promise: this.#run(stop.signal, onlyIfInterrupted, given).finally(() => {
 				if (this.#running === run) this.#running = undefined;
 			}),
 			stop,
@@ -263,22 +285,34 @@ export class Intent {
 	 * transaction, that the record is still this intent's and still to be sent: another tab may
 	 * have sent, settled, replaced or cleared it since this page last looked.
 	 */
-	async #run(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | undefined> {
+	async #run(signal: AbortSignal, onlyIfInterrupted: boolean, given: Given | undefined): Promise<IntentResult | undefined> {
 		const {records, coordinator} = this.#ctx;
 		for (;;) {
-			if (signal.aborted) return await this.#unresolve('aborted', undefined);
-			const claim = await coordinator.claim(this.key, this.scope);
+			const claim = given?.claim ?? (signal.aborted ? undefined : await coordinator.claim(this.key, this.scope));
+			const written = given?.written ?? false;
+			given = undefined;
+			if (signal.aborted) {
+				await claim?.release();
+				return await this.#unresolve('aborted', undefined);
+			}
+
 			if (claim) {
 				this.#claim = claim;
+				let result: Awaited<ReturnType<Intent['resume']>> | typeof ELSEWHERE;
 				try {
-					const result = await this.#attempts(signal, onlyIfInterrupted);
-					if (result !== ELSEWHERE) {
-						if (result) coordinator.announce(this.key, result);
-						return result;
-					}
+					result = await this.#attempts(signal, onlyIfInterrupted, written);
 				} finally {
 					this.#claim = undefined;
-					await claim.release();
+					// Until the settled record is deleted, no other tab may take it up: release after.
+					const deleting = this.#deleting;
+					this.#deleting = undefined;
+					if (deleting) void deleting.then(async () => claim.release());
+					else await claim.release();
+				}
+
+				if (result !== ELSEWHERE) {
+					if (result) coordinator.announce(this.key, result);
+					return result;
 				}
 			}
 
@@ -331,7 +365,7 @@ export class Intent {
 		if (known) return this.#adoptOutcome(known);
 		this.#ctx.forget(this);
 		this.detach();
-		const error = new Error('The intent was settled, replaced or cleared in another tab');
+		const error = new Error('Settled, replaced or cleared in another tab');
 		error.name = 'AbortError';
 		this.#result = {
 			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
@@ -347,16 +381,17 @@ export class Intent {
 	 * error (a write-ahead that failed, a `headers()` that threw) rejects, after the intent, if
 	 * it was sending, is marked unresolved: it may have been sent, and `send()` may try again.
 	 */
-	async #attempts(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
+	async #attempts(signal: AbortSignal, onlyIfInterrupted: boolean, written: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
 		try {
-			return await this.#retryLoop(signal, onlyIfInterrupted);
+			return await this.#retryLoop(signal, onlyIfInterrupted, written);
 		} catch (error) {
 			if (this.#record.state === 'sending') await this.#stopSending();
 			throw error;
 		}
 	}
 
-	async #retryLoop(signal: AbortSignal, onlyIfInterrupted: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
+	/** `written`: the first attempt is already on record (counted in `attempts`). */
+	async #retryLoop(signal: AbortSignal, onlyIfInterrupted: boolean, written: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
 		const {options, budget, emit} = this.#ctx;
 		const {retry} = options;
 		let made = 0;
@@ -373,16 +408,17 @@ export class Intent {
 			}
 
 			// Any earlier attempt, in this page or before a reload, may have reached the server.
-			const mayHaveReached = this.attempts > 0;
-			let written: Written = true;
+			const prewritten = written && made === 0;
+			const mayHaveReached = this.attempts > (prewritten ? 1 : 0);
+			let recorded: Written = true;
 			const {url, method, body} = this.#record.request;
 			const next = await attempt(this.#ctx.transport, {url, method, body, headers: async () => this.#headers()}, options.timeout, signal, async () => {
 				// Write-ahead: the attempt is on record before a byte leaves.
-				written = await this.#recordAttempt(onlyIfInterrupted && made === 0);
-				if (written === true) emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
-				return written === true;
+				if (!prewritten) recorded = await this.#recordAttempt(onlyIfInterrupted && made === 0);
+				if (recorded === true) emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
+				return recorded === true;
 			});
-			if (written !== true) return written;
+			if (recorded !== true) return recorded;
 			if (!next) return await this.#unresolve('aborted', answer);
 			made++;
 			answer = next;
@@ -444,10 +480,7 @@ export class Intent {
 	/** Stops for an abort or an expired window; otherwise undefined: go ahead. */
 	async #beforeAttempt(signal: AbortSignal, answer: Answer | undefined): Promise<IntentResult | undefined> {
 		if (signal.aborted) return this.#unresolve('aborted', answer);
-		const now = Date.now();
-		// A `createdAt` far ahead was written by a fast clock: its window cannot be trusted.
-		if (now >= this.expiresAt || this.createdAt > now + MAX_CLOCK_SKEW_MS) return this.#expire();
-		return undefined;
+		return isInsideWindow(this.#record, Date.now()) ? undefined : this.#expire();
 	}
 
 	/** Client headers, then the request's, then the key: names compared case-insensitively. */
@@ -544,10 +577,13 @@ export class Intent {
 		const next = action ? reduce(this.#record, action) : this.#record;
 		this.#record = next;
 		this.#result = result;
-		if (current && action) {
+		if (current && action && isSettled(next.state)) {
+			// A settled intent's record is deleted, its absence being the settled state: soon,
+			// with others, off the way of the result to the caller.
+			this.#deleting = records.removeSoon(this.scope, this.key);
+		} else if (current && action) {
 			try {
-				// A settled intent's record is deleted at once: its absence is the settled state.
-				await records.change(this.scope, this.key, () => (isSettled(next.state) ? null : this.#withLease(next)));
+				await records.change(this.scope, this.key, () => this.#withLease(next));
 			} catch (error) {
 				emit({type: 'store-error', key: this.key, scope: this.scope, error});
 			}

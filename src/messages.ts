@@ -59,21 +59,18 @@ export const messages: Messages = {
 	because(result) {
 		if (result?.status !== 'unresolved') return 'It was interrupted before the server could confirm it.';
 		const status = result.response?.status;
-		switch (result.reason) {
-			case 'refused': return messages.notConfirmed(status);
-			case 'redirected': return 'It was sent to a sign-in page instead.';
-			case 'transport': return 'Its answer could not be read.';
-			case 'replayed-error': return `The server had already answered it with an error (${status}).`;
-			case 'budget': return 'The server kept failing, so we stopped asking for now.';
-			case 'aborted': return 'Sending was stopped.';
-			default:
-		}
-
-		if (status === 409) return 'The server was still working on it when we stopped asking.';
-		if (status) return `The server kept answering with errors (${status}).`;
-		return (result.error as Error | undefined)?.name === 'TimeoutError' ? 'The server did not answer in time.' : 'The connection failed before the server could confirm it.';
+		const {reason} = result;
+		return reason === 'refused'
+			? messages.notConfirmed(status)
+			: reason === 'redirected' ? 'It was sent to a sign-in page instead.'
+				: reason === 'transport' ? 'Its answer could not be read.'
+					: reason === 'aborted' ? 'Sending was stopped.'
+						: status === 409 ? 'The server was still working on it when we stopped asking.'
+							: status ? `The server kept answering with errors (${status}).`
+								: (result.error as Error | undefined)?.name === 'TimeoutError' ? 'The server did not answer in time.'
+									: 'The connection failed before the server could confirm it.';
 	},
-	notConfirmed: status => `We could not confirm it: the server refused to answer (${status}) after an earlier try may have reached it. Sign in again and retry: it will not be sent twice.`,
+	notConfirmed: status => `We could not confirm it: the server refused (${status}) after an earlier try may have reached it. Sign in again and retry; it will not be sent twice.`,
 	retryHint: 'Retry asks again with the same key: the server will not deliver it twice.',
 	expired: 'It is too late to ask again safely: check whether it arrived before you send it again.',
 	conflict: 'Your earlier message may have been sent, and the text has changed. Retry the earlier message, or send this text as a new message?',

@@ -16,6 +16,7 @@ export interface NormalizedOptions {
 	onEvent: ((event: SendOnceEvent) => void) | undefined;
 	generateKey: (() => string) | undefined;
 	isOnline: (() => boolean) | undefined;
+	sha256: ((text: string) => string | Promise<string>) | undefined;
 }
 
 /** The defaults, in one place (SPEC.md "Options"). */
@@ -31,7 +32,7 @@ export const DEFAULTS = {
 
 const KNOWN = new Set([
 	'store', 'fetch', 'headerName', 'keyFormat', 'headers', 'persistHeaders', 'retry', 'timeout', 'window',
-	'classify', 'onEvent', 'generateKey', 'isOnline',
+	'classify', 'onEvent', 'generateKey', 'isOnline', 'sha256',
 ]);
 const RETRY_KNOWN = new Set(['limit', 'baseDelay', 'maxDelay', 'maxRetryAfter', 'budget']);
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -52,7 +53,7 @@ function integer(name: string, value: unknown, min: number): number {
 /** A duration that is handed to `setTimeout`. */
 function delay(name: string, value: unknown, min: number): number {
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_TIMER_MS) {
-		fail(name, `an integer from ${min} to ${MAX_TIMER_MS} (milliseconds; timers cannot wait longer)`, value);
+		fail(name, `an integer from ${min} to ${MAX_TIMER_MS} (ms)`, value);
 	}
 
 	return value;
@@ -122,7 +123,7 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 	}
 
 	const secret = persistHeaders.find(name => SECRET_HEADERS.has(name.toLowerCase()));
-	if (secret) fail('persistHeaders', `free of secrets (\`${secret}\` must come from the \`headers\` option at send time)`, persistHeaders);
+	if (secret) fail('persistHeaders', `free of secrets (send \`${secret}\` with the \`headers\` option)`, persistHeaders);
 
 	const fetchOption = options.fetch;
 	if (fetchOption !== undefined && typeof fetchOption !== 'function') fail('fetch', 'a fetch-compatible function or a ky instance', fetchOption);
@@ -141,5 +142,6 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 		onEvent: optionalFunction('onEvent', options.onEvent),
 		generateKey: optionalFunction('generateKey', options.generateKey),
 		isOnline: optionalFunction('isOnline', options.isOnline),
+		sha256: optionalFunction('sha256', options.sha256),
 	};
 }

@@ -3,6 +3,20 @@ import type {SendOnceClient} from './types.js';
 export {asyncStorageStore, type AsyncStorageLike} from './stores/async-storage.js';
 
 /**
+ * SHA-256 in plain JavaScript, for runtimes without Web Crypto's `subtle`: React Native's
+ * Hermes, and pages served over insecure http: (not localhost). Pass it to `createClient`; the
+ * core never carries it otherwise.
+ *
+ * @example
+ * import AsyncStorage from '@react-native-async-storage/async-storage';
+ * import {createClient} from 'sendonce';
+ * import {asyncStorageStore, sha256} from 'sendonce/react-native';
+ *
+ * const client = createClient({store: asyncStorageStore(AsyncStorage), sha256});
+ */
+export {sha256Hex as sha256} from './sha256.js';
+
+/**
  * The part of React Native's `AppState` used here.
  *
  * @example

@@ -1,5 +1,5 @@
 import {StoreError} from './errors/store-error.js';
-import {parseRecord, RECORD_VERSION, type IntentRecord} from './record-schema.js';
+import {parseRecord, RECORD_VERSION, type IntentRecord} from './record.js';
 import {isSettled} from './state.js';
 import {toStoreError} from './store-errors.js';
 import type {IntentStore, SendOnceEvent} from './types.js';
@@ -27,7 +27,7 @@ function isNewer(value: unknown): boolean {
 }
 
 function newerError(scope: string): StoreError {
-	return new StoreError('STORE_VERSION', `The intent stored for "${scope}" was written by a newer version of this app; reload the page to use it`);
+	return new StoreError('STORE_VERSION', `A newer version of the app stored the intent for "${scope}": reload the page`);
 }
 
 /**
@@ -40,6 +40,8 @@ export class Records {
 	readonly #store: () => Promise<IntentStore>;
 	readonly #emit: (event: SendOnceEvent) => void;
 	readonly #queues = new Map<string, Promise<unknown>>();
+	readonly #doomed: Array<{scope: string; key: string; resolve: () => void}> = [];
+	#flushing: Promise<void> | undefined;
 
 	constructor(store: () => Promise<IntentStore>, emit: (event: SendOnceEvent) => void) {
 		this.#store = store;
@@ -142,7 +144,7 @@ export class Records {
 				if (!isSettled(record.state)) await this.#merge(record);
 				if (JSON.stringify(await other.get(id)) === JSON.stringify(value)) await other.delete(id);
 			} catch (error) {
-				this.#emit({type: 'store-error', key: record.key, scope: record.scope, error: toStoreError(error, `move the intent for "${record.scope}" into the store chosen now`)});
+				this.#emit({type: 'store-error', key: record.key, scope: record.scope, error: toStoreError(error, `move the intent for "${record.scope}"`)});
 			}
 		}
 	}
@@ -162,9 +164,9 @@ export class Records {
 		});
 		if (!loser) return;
 		const store = await this.#store();
-		const problem = `another unsettled intent for "${incoming.scope}" was stored by an earlier page load in another store; kept the later one`;
+		const problem = `a later intent for "${incoming.scope}" was in the other store; it may have been sent`;
 		await store.set(`${SET_ASIDE}${INTENT}${loser.scope}#${loser.key}`, {setAside: true, at: Date.now(), problem, value: loser} satisfies SetAsideRecord);
-		this.#emit({type: 'store-error', key: loser.key, scope: loser.scope, error: new StoreError('STORE_CORRUPT', `Set aside the intent ${loser.key}: ${problem}. It may have been sent; it will not be sent again`)});
+		this.#emit({type: 'store-error', key: loser.key, scope: loser.scope, error: new StoreError('STORE_CORRUPT', `Set aside ${loser.key}: ${problem}`)});
 	}
 
 	async clear(): Promise<void> {
@@ -182,6 +184,85 @@ export class Records {
 	}
 
 	async #updateOnce(store: IntentStore, scope: string, change: Change): Promise<{given: IntentRecord | undefined} | {invalid: {value: unknown; problem: string}}> {
+		const part = this.#part(scope, change);
+		try {
+			if (store.update) await store.update(part.id, part.updater);
+			else await this.#readWrite(store, part.id, part.updater);
+		} catch (error) {
+			throw toStoreError(error, `update the intent for "${scope}"`);
+		}
+
+		return part.outcome();
+	}
+
+	/**
+	 * Changes several scopes in one store step (one IndexedDB transaction, where the store has
+	 * `updateMany`), as `update` changes one. A scope whose record is invalid or a newer app's is
+	 * left as it is, and its change is not asked. Resolves to what each change was given.
+	 */
+	async updateMany(changes: Array<[scope: string, change: Change]>): Promise<Array<IntentRecord | undefined>> {
+		return this.#exclusive(changes.map(([scope]) => scope), async () => {
+			const store = await this.#store();
+			const parts = changes.map(([scope, change]) => this.#part(scope, change));
+			try {
+				if (store.updateMany) await store.updateMany(parts.map(part => [part.id, part.updater]));
+				else for (const part of parts) await (store.update ? store.update(part.id, part.updater) : this.#readWrite(store, part.id, part.updater));
+			} catch (error) {
+				throw toStoreError(error, 'update the stored intents');
+			}
+
+			return parts.map(part => {
+				const outcome = part.outcome(false);
+				return 'given' in outcome ? outcome.given : undefined;
+			});
+		});
+	}
+
+	/**
+	 * Deletes the settled intent `key` of `scope` soon, together with the others settled by then,
+	 * in one store step: off the path of the result to the caller. Resolves once it is gone, or
+	 * could not be (reported as a `store-error` event: a leftover `sending` record is sent again
+	 * with its key and the server replays its answer).
+	 */
+	async removeSoon(scope: string, key: string): Promise<void> {
+		return new Promise(resolve => {
+			this.#doomed.push({scope, key, resolve});
+			// Deletions that come while one step is written wait for it and go in the next.
+			this.#flushing ??= Promise.resolve().then(async () => this.#flush());
+		});
+	}
+
+	async #flush(): Promise<void> {
+		const batch = this.#doomed.splice(0);
+		const keys = new Map<string, string[]>();
+		for (const {scope, key} of batch) keys.set(scope, [...keys.get(scope) ?? [], key]);
+		try {
+			await this.updateMany([...keys].map(([scope, doomed]) => [scope, record => (record && doomed.includes(record.key) ? null : undefined)]));
+		} catch (error) {
+			this.#emit({type: 'store-error', error});
+		}
+
+		for (const {resolve} of batch) resolve();
+		this.#flushing = this.#doomed.length > 0 ? this.#flush() : undefined;
+	}
+
+	/** A read and a write, for a store without `update`. */
+	async #readWrite(store: IntentStore, id: string, updater: (old: unknown) => unknown): Promise<void> {
+		const value = await store.get(id);
+		const next = updater(value);
+		if (next === undefined) {
+			if (value !== undefined) await store.delete(id);
+		} else if (next !== value) {
+			await store.set(id, next);
+		}
+	}
+
+	/**
+	 * The store's updater for one scope's `change`, and, once it ran, what came of it: what
+	 * `change` was given, or the invalid value that kept it from being asked. A newer app's
+	 * record, or `change`'s own error, is thrown from `outcome()` (unless `strict` is false).
+	 */
+	#part(scope: string, change: Change) {
 		const id = INTENT + scope;
 		let given: IntentRecord | undefined;
 		let invalid: {value: unknown; problem: string} | undefined;
@@ -217,35 +298,23 @@ export class Records {
 			return next === null ? undefined : next ?? value;
 		};
 
-		try {
-			if (store.update) {
-				await store.update(id, updater);
-			} else {
-				const value = await store.get(id);
-				const next = updater(value);
-				if (next === undefined) {
-					if (value !== undefined) await store.delete(id);
-				} else if (next !== value) {
-					await store.set(id, next);
-				}
-			}
-		} catch (error) {
-			throw toStoreError(error, `update the intent for "${scope}"`);
-		}
+		const outcome = (strict = true): {given: IntentRecord | undefined} | {invalid: {value: unknown; problem: string}} => {
+			if (thrown) throw thrown.error;
+			if (newer && strict) throw newerError(scope);
+			return invalid ? {invalid} : {given};
+		};
 
-		if (thrown) throw thrown.error;
-		if (newer) throw newerError(scope);
-		return invalid ? {invalid} : {given};
+		return {id, updater, outcome};
 	}
 
-	/** Runs `task` after every earlier change to `scope` made through this client. */
-	async #exclusive<T>(scope: string, task: () => Promise<T>): Promise<T> {
-		const previous = this.#queues.get(scope) ?? Promise.resolve();
-		const run = previous.then(task, task);
+	/** Runs `task` after every earlier change to these scopes made through this client. */
+	async #exclusive<T>(scopes: string | string[], task: () => Promise<T>): Promise<T> {
+		const all = typeof scopes === 'string' ? [scopes] : scopes;
+		const run = Promise.all(all.map(async scope => this.#queues.get(scope))).then(task);
 		const settled = run.catch(() => undefined);
-		this.#queues.set(scope, settled);
+		for (const scope of all) this.#queues.set(scope, settled);
 		void settled.then(() => {
-			if (this.#queues.get(scope) === settled) this.#queues.delete(scope);
+			for (const scope of all) if (this.#queues.get(scope) === settled) this.#queues.delete(scope);
 		});
 		return run;
 	}

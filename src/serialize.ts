@@ -1,8 +1,7 @@
 import {InvalidRequestError} from './errors/invalid-request-error.js';
-import {fingerprint} from './fingerprint.js';
+import {fingerprint, type Sha256} from './fingerprint.js';
 import {describe} from './describe.js';
 import {headerPairs} from './headers.js';
-import {utf8} from './sha256.js';
 import type {IntentMethod, IntentRequest} from './types.js';
 
 /** The largest body an intent may carry, in UTF-8 bytes: it is stored with the intent. */
@@ -57,7 +56,7 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 
 		const prototype = Object.getPrototypeOf(value) as unknown;
 		if (prototype !== Object.prototype && prototype !== null) {
-			throw new InvalidRequestError(`\`${path}\` is a ${describe(value)}; only plain objects, arrays and primitives can be sent as JSON`);
+			throw new InvalidRequestError(`\`${path}\` is a ${describe(value)}, not plain JSON data`);
 		}
 
 		const members: string[] = [];
@@ -81,16 +80,16 @@ function resolveUrl(url: unknown): string {
 	try {
 		resolved = new URL(url, base);
 	} catch (error) {
-		throw new InvalidRequestError(`\`url\` "${url}" is not a valid URL${base ? '' : ' (relative URLs need a page location; pass an absolute URL)'}`, {cause: error});
+		throw new InvalidRequestError(`\`url\` "${url}" is not a valid${base ? '' : ' absolute'} URL`, {cause: error});
 	}
 
 	if (resolved.protocol !== 'http:' && resolved.protocol !== 'https:') {
-		throw new InvalidRequestError(`\`url\` "${url}" uses ${resolved.protocol}; an intent is sent over http: or https: only`);
+		throw new InvalidRequestError(`\`url\` "${url}" uses ${resolved.protocol}, not http: or https:`);
 	}
 
 	// fetch refuses such URLs, and the password would be stored with the intent.
 	if (resolved.username !== '' || resolved.password !== '') {
-		throw new InvalidRequestError('`url` holds a user name or password; it would be stored with the intent, and fetch refuses it. Send credentials in the client\'s `headers` option');
+		throw new InvalidRequestError('`url` holds a user name or password, which would be stored: use the `headers` option');
 	}
 
 	return resolved.href;
@@ -111,13 +110,24 @@ function serialiseBody(request: IntentRequest): {body?: string; contentType?: st
 		return {body: body.toString(), contentType: 'application/x-www-form-urlencoded;charset=UTF-8'};
 	}
 
-	throw new InvalidRequestError(`\`body\` is a ${describe(body)}; an intent's body must be a string or URLSearchParams (or use \`json\`), so that every retry can send the same stored bytes. FormData, Blob and streams cannot be stored.`);
+	throw new InvalidRequestError(`\`body\` is a ${describe(body)}: use a string, URLSearchParams or \`json\`, which can be stored and sent again byte for byte`);
+}
+
+/** How many bytes `text` takes in UTF-8 (a lone surrogate as U+FFFD, as `TextEncoder` writes it). */
+function utf8Length(text: string): number {
+	let length = 0;
+	for (const char of text) {
+		const point = char.codePointAt(0)!;
+		length += point < 0x80 ? 1 : point < 0x8_00 ? 2 : point < 0x1_00_00 ? 3 : 4;
+	}
+
+	return length;
 }
 
 /** Validates and serialises `request` once; throws `InvalidRequestError` naming the field. */
 export async function prepareRequest(
 	request: IntentRequest,
-	options: {headerName: string; persistHeaders: readonly string[]},
+	options: {headerName: string; persistHeaders: readonly string[]; sha256?: Sha256 | undefined},
 ): Promise<PreparedRequest> {
 	if (typeof request !== 'object' || request === null) {
 		throw new InvalidRequestError(`Expected the request to be an object, got ${describe(request)}`);
@@ -131,11 +141,11 @@ export async function prepareRequest(
 	const url = resolveUrl(request.url);
 	const method = (request.method ?? 'POST') as string;
 	if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) {
-		throw new InvalidRequestError(`\`method\` ${String(method)} cannot be an intent: use POST, PUT, PATCH or DELETE (GET and HEAD are safe to repeat without one)`);
+		throw new InvalidRequestError(`\`method\` ${String(method)} needs no intent: use POST, PUT, PATCH or DELETE`);
 	}
 
 	const {body, contentType} = serialiseBody(request);
-	if (body !== undefined && utf8(body).length > MAX_BODY_BYTES) {
+	if (body !== undefined && utf8Length(body) > MAX_BODY_BYTES) {
 		throw new InvalidRequestError(`\`body\` is larger than ${MAX_BODY_BYTES / 1024} KiB, the most an intent can store`);
 	}
 
@@ -153,5 +163,5 @@ export async function prepareRequest(
 	}
 
 	const upper = method.toUpperCase() as IntentMethod;
-	return {url, method: upper, headers, sessionHeaders, body, fingerprint: await fingerprint(upper, url, body)};
+	return {url, method: upper, headers, sessionHeaders, body, fingerprint: await fingerprint(upper, url, body, options.sha256)};
 }

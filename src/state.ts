@@ -1,4 +1,4 @@
-import type {IntentRecord} from './record-schema.js';
+import type {IntentRecord} from './record.js';
 import type {IntentState, UnresolvedReason} from './types.js';
 
 /*
@@ -34,6 +34,22 @@ export function isSettled(state: IntentState): boolean {
 /** `resume()` sends these: they were interrupted before an outcome. */
 export function isResumable(state: IntentState): boolean {
 	return state === 'pending' || state === 'sending';
+}
+
+/**
+ * How far ahead of this device's clock a `createdAt` may lie: more means the clock that wrote
+ * it was fast, and its window cannot be trusted, so the intent counts as expired.
+ */
+const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** Whether an intent may be sent at `now`: inside its window, by a clock that can be trusted. */
+export function isInsideWindow(record: {createdAt: number; expiresAt: number}, now: number): boolean {
+	return now < record.expiresAt && record.createdAt <= now + MAX_CLOCK_SKEW_MS;
+}
+
+/** `resume()` sends it now: interrupted and inside its window. */
+export function isSendable(record: IntentRecord, now: number): boolean {
+	return isResumable(record.state) && isInsideWindow(record, now);
 }
 
 /** May the action have happened? Once an attempt started, unless the server refused it. */

@@ -1,4 +1,3 @@
-import ky from 'ky';
 import type {FetchLike, KyLike} from './types.js';
 
 /** One HTTP exchange, nothing more: retries, timeouts and classification are sendonce's. */
@@ -13,14 +12,21 @@ export type Transport = (url: string, init: {
 // change the stored URL.
 const KY_OVERRIDES = {retry: 0, timeout: false, throwHttpErrors: false, prefixUrl: ''};
 
+/** A ky instance, told apart by its shape: the core never imports ky. */
 function isKy(value: FetchLike | KyLike): value is KyLike {
 	return typeof (value as Partial<KyLike>).extend === 'function' && typeof (value as Partial<KyLike>).create === 'function';
 }
 
-/** ky by default; a ky instance keeps its hooks; any fetch-compatible function is wrapped in ky. */
+/**
+ * `fetch` itself by default, looked up at each call (so a polyfill or a test's stub installed
+ * later is used); any fetch-compatible function, called with the URL and an init object (no
+ * `Request` is built); a ky instance, with its hooks and without its retry and timeout.
+ */
 export function createTransport(fetchOption: FetchLike | KyLike | undefined): Transport {
-	const instance: KyLike = fetchOption && isKy(fetchOption)
-		? fetchOption.extend(KY_OVERRIDES)
-		: (ky as unknown as KyLike).create(fetchOption ? {...KY_OVERRIDES, fetch: fetchOption} : KY_OVERRIDES);
-	return async (url, init) => instance(url, init);
+	if (fetchOption && isKy(fetchOption)) {
+		const instance = fetchOption.extend(KY_OVERRIDES);
+		return async (url, init) => instance(url, init);
+	}
+
+	return async (url, init) => (fetchOption ?? fetch)(url, init);
 }

@@ -295,13 +295,14 @@ export interface KyLike {
 }
 
 /**
- * A fetch-compatible function. It is called as ky calls fetch: with a `Request`.
+ * A fetch-compatible function. It is called as `fetch(url, init)`, with the URL as a string and
+ * an init object of `method`, `headers` (a plain object), `body` (a string) and `signal`.
  *
  * @example
  * import {createClient, type FetchLike} from 'sendonce';
  *
  * const logged: FetchLike = async (input, init) => {
- * 	console.debug('sending', new Request(input, init).headers.get('idempotency-key'));
+ * 	console.debug('sending', new Headers(init?.headers).get('idempotency-key'));
  * 	return fetch(input, init);
  * };
  * const client = createClient({fetch: logged});
@@ -347,6 +348,12 @@ export interface IntentStore {
 	 * read followed by a write.
 	 */
 	update?(id: string, updater: (old: unknown) => unknown): Promise<void>;
+	/**
+	 * `update` for several ids in one step (one IndexedDB transaction): how `resume()` marks a
+	 * batch of intents as sending, and how settled intents are deleted together. Optional:
+	 * without it, each id is updated alone.
+	 */
+	updateMany?(updates: Array<[id: string, updater: (old: unknown) => unknown]>): Promise<void>;
 	/** Empty the store; when missing, `client.clear()` deletes what `list()` returns. */
 	clear?(): Promise<void>;
 	/** Whether the store survives a reload. Custom stores are assumed durable. */
@@ -378,8 +385,8 @@ export interface ClientOptions {
 	store?: StoreOption;
 	/**
 	 * The transport: any fetch-compatible function, or a ky instance (its own retry and
-	 * timeout are switched off for sendonce's calls).
-	 * @default ky with `globalThis.fetch`
+	 * timeout are switched off for sendonce's calls; sendonce does not import ky).
+	 * @default `globalThis.fetch`, looked up at each attempt
 	 */
 	fetch?: FetchLike | KyLike;
 	/**
@@ -441,6 +448,12 @@ export interface ClientOptions {
 	 * @default navigator.onLine where it exists
 	 */
 	isOnline?: () => boolean;
+	/**
+	 * Fingerprints requests (SHA-256, hex) where Web Crypto's `crypto.subtle` is missing: React
+	 * Native, and pages served over insecure http:. Pass `sha256` from `sendonce/react-native`.
+	 * @default crypto.subtle.digest
+	 */
+	sha256?: (text: string) => string | Promise<string>;
 }
 
 /**
@@ -489,6 +502,11 @@ export interface SendOptions {
 export interface SendOnceClient {
 	/** Find or create the intent for `scope` (see the scope table in the README). */
 	intent(scope: string, request: IntentRequest, options?: IntentOptions): Promise<Intent>;
+	/**
+	 * `intent()` then `send()` in one call, the path a form takes: a new intent is written once,
+	 * already sending its first attempt. Same scope table, same results as `intent.send()`.
+	 */
+	send(scope: string, request: IntentRequest, options?: IntentOptions & SendOptions): Promise<IntentResult>;
 	/** The stored, unsettled intent for `scope`. */
 	get(scope: string): Promise<Intent | undefined>;
 	/** Every stored, unsettled intent. */

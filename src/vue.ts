@@ -1,5 +1,5 @@
 import {computed, getCurrentInstance, getCurrentScope, hasInjectionContext, inject, isRef, onMounted, onScopeDispose, provide, shallowRef, toValue, watch, type InjectionKey, type MaybeRefOrGetter, type Ref} from 'vue';
-import {defaultClient, IntentObserver, type IntentActions, type IntentView} from './intent-observer.js';
+import {defaultClient, IntentObserver, VIEW_FIELDS, type IntentActions, type IntentView} from './intent-observer.js';
 import type {SendOnceClient} from './types.js';
 
 // The same copy as the React binding's, from one framework-free module.
@@ -105,15 +105,9 @@ export function useIntent(scope: MaybeRefOrGetter<string>, options: UseIntentOpt
 	}
 
 	if (getCurrentScope()) onScopeDispose(() => unsubscribe?.());
-	const field = <Field extends keyof IntentView>(name: Field) => computed(() => view.value[name]);
+	const fields = Object.fromEntries(VIEW_FIELDS.map(name => [name, computed(() => view.value[name])]));
 	return {
-		state: field('state'),
-		key: field('key'),
-		attempts: field('attempts'),
-		mayHaveBeenSent: field('mayHaveBeenSent'),
-		result: field('result'),
-		error: field('error'),
-		conflict: field('conflict'),
+		...fields as unknown as {[Field in keyof IntentView]: Readonly<Ref<IntentView[Field]>>},
 		send: async (request, intentOptions) => observer.send(request, intentOptions),
 		retry: async () => observer.retry(),
 		discard: async () => observer.discard(),

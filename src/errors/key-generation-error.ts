@@ -22,7 +22,7 @@ export class KeyGenerationError extends SendOnceError {
 		super(
 			'NO_SECURE_RANDOM',
 			message
-				?? 'No secure random source: neither crypto.randomUUID nor crypto.getRandomValues is available. In React Native, add `import \'react-native-get-random-values\'` before importing sendonce.',
+				?? 'No crypto.randomUUID or crypto.getRandomValues: in React Native, import \'react-native-get-random-values\' before sendonce',
 		);
 	}
 }

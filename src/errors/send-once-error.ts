@@ -13,7 +13,8 @@ export type SendOnceErrorCode =
 	| 'STORE_QUOTA'
 	| 'STORE_CORRUPT'
 	| 'STORE_VERSION'
-	| 'NO_SECURE_RANDOM';
+	| 'NO_SECURE_RANDOM'
+	| 'NO_WEB_CRYPTO';
 
 const NAMES = new Set([
 	'SendOnceError',

@@ -29,7 +29,7 @@ export class UnresolvedIntentError extends SendOnceError {
 	constructor(previous: Intent) {
 		super(
 			'UNRESOLVED_INTENT',
-			`The intent stored for scope "${previous.scope}" (key ${previous.key}) may already have been sent, and this request has a different body. Reconcile it (send() it again or discard() it), or pass {replace: true} to send the new body as a new action.`,
+			`The intent for "${previous.scope}" (key ${previous.key}) may have been sent with another body: send() or discard() it, or pass {replace: true}`,
 		);
 		this.previous = previous;
 	}

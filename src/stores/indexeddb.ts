@@ -43,7 +43,7 @@ function connect(): UseStore {
 }
 
 function storeOver(use: UseStore): IntentStore {
-	return {
+	const store: IntentStore = {
 		durable: true,
 		shared: true,
 		async get(id) {
@@ -54,23 +54,31 @@ function storeOver(use: UseStore): IntentStore {
 			await set(id, value, use);
 		},
 		async update(id, updater) {
-			// One readwrite transaction, so no other tab writes between the read and the write.
-			// The write is issued from `onsuccess` itself, not after an `await`: as in idb-keyval's
-			// own `update`, the transaction must still be active.
+			await store.updateMany!([[id, updater]]);
+		},
+		async updateMany(updates) {
+			// One readwrite transaction, so no other tab writes between the reads and the writes.
+			// Each write is issued from its read's `onsuccess`, not after an `await`: as in
+			// idb-keyval's own `update`, the transaction must still be active.
 			await use('readwrite', async objectStore => new Promise<void>((resolve, reject) => {
-				const read = objectStore.get(id);
-				read.onsuccess = () => {
-					try {
-						const next = updater(read.result);
-						if (next === undefined) objectStore.delete(id);
-						else objectStore.put(next, id);
-						resolve(promisifyRequest(objectStore.transaction));
-					} catch (error) {
-						objectStore.transaction.abort();
-						reject(error);
-					}
-				};
-				read.onerror = () => reject(read.error);
+				const {transaction} = objectStore;
+				// The updater's own error (a full disk on `put`) wins over the abort it causes.
+				let failure: unknown;
+				transaction.oncomplete = () => resolve();
+				transaction.onerror = transaction.onabort = () => reject(failure ?? transaction.error);
+				for (const [id, updater] of updates) {
+					const read = objectStore.get(id);
+					read.onsuccess = () => {
+						try {
+							const next = updater(read.result);
+							if (next === undefined) objectStore.delete(id);
+							else if (next !== read.result) objectStore.put(next, id);
+						} catch (error) {
+							failure ??= error;
+							transaction.abort();
+						}
+					};
+				}
 			}));
 		},
 		async delete(id) {
@@ -85,6 +93,7 @@ function storeOver(use: UseStore): IntentStore {
 			await clear(use);
 		},
 	};
+	return store;
 }
 
 /**

@@ -19,6 +19,11 @@ export function copy<T>(value: T): T {
  */
 export function memoryStore(): IntentStore {
 	const map = new Map<string, unknown>();
+	const put = (id: string, value: unknown) => {
+		if (value === undefined) map.delete(id);
+		else map.set(id, copy(value));
+	};
+
 	return {
 		durable: false,
 		async get(id) {
@@ -30,9 +35,10 @@ export function memoryStore(): IntentStore {
 		async update(id, updater) {
 			// The updater only reads what it is given (sendonce's records are never mutated):
 			// only what it returns needs copying in.
-			const value = updater(map.get(id));
-			if (value === undefined) map.delete(id);
-			else map.set(id, copy(value));
+			put(id, updater(map.get(id)));
+		},
+		async updateMany(updates) {
+			for (const [id, updater] of updates) put(id, updater(map.get(id)));
 		},
 		async delete(id) {
 			map.delete(id);

@@ -1,20 +1,23 @@
 import {StoreError} from '../errors/store-error.js';
 import type {IntentStore, SendOnceEvent, StoreOption} from '../types.js';
-import {checkedIndexedDbStore, indexedDbStore} from './indexeddb.js';
 import {memoryStore} from './memory.js';
 import {probe, roundTrip} from './probe.js';
-import {sessionStore} from './session.js';
+
+// The browser stores are imported when a client first needs one, never before: an app with a
+// memory or custom store, or one rendered on a server, does not load their code.
+const loadIndexedDb = async () => import('./indexeddb.js');
+const loadSession = async () => import('./session.js');
 
 /** IndexedDB, proven to work by a real write (rejects with `StoreError` otherwise). */
 async function openIndexedDb(): Promise<IntentStore> {
-	const {store, check} = checkedIndexedDbStore();
+	const {store, check} = (await loadIndexedDb()).checkedIndexedDbStore();
 	await probe('IndexedDB', check);
 	return store;
 }
 
 /** sessionStorage, proven to work by a real write (rejects with `StoreError` otherwise). */
 async function openSession(): Promise<IntentStore> {
-	const store = sessionStore();
+	const store = (await loadSession()).sessionStore();
 	await probe('sessionStorage', async () => roundTrip(store));
 	return store;
 }
@@ -43,7 +46,7 @@ export async function resolveStoreWithOthers(option: StoreOption, emit: (event: 
 
 	let indexedDbError: unknown;
 	try {
-		return {store: await openIndexedDb(), others: [sessionStore()]};
+		return {store: await openIndexedDb(), others: [(await loadSession()).sessionStore()]};
 	} catch (error) {
 		indexedDbError = error;
 	}
@@ -53,7 +56,7 @@ export async function resolveStoreWithOthers(option: StoreOption, emit: (event: 
 		emit({type: 'store-degraded', store: 'session', error: indexedDbError});
 		// IndexedDB that answers but refuses writes may still be read; one that hangs is left alone.
 		const hung = (indexedDbError as {cause?: {name?: unknown}}).cause?.name === 'TimeoutError';
-		return {store, others: hung || !globalThis.indexedDB ? [] : [indexedDbStore()]};
+		return {store, others: hung || !globalThis.indexedDB ? [] : [(await loadIndexedDb()).indexedDbStore()]};
 	} catch (sessionError) {
 		const reasons = [indexedDbError, sessionError].map(error => (error instanceof Error ? error.message : String(error)));
 		emit({
@@ -61,7 +64,7 @@ export async function resolveStoreWithOthers(option: StoreOption, emit: (event: 
 			store: 'memory',
 			error: new StoreError(
 				'STORE_UNAVAILABLE',
-				`${reasons.join('; ')}; intents are kept in memory and lost when the page is closed or reloaded`,
+				`${reasons.join('; ')}; intents are kept in memory only`,
 				{cause: [indexedDbError, sessionError]},
 			),
 		});

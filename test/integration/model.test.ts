@@ -37,8 +37,18 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-/** A page's view of the shared store: once the page is dead, nothing it starts ever finishes. */
-function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boolean}): IntentStore {
+/**
+ * A page's view of the shared store: once the page is dead, nothing it starts ever finishes.
+ * `written` sees every value a change writes, so that the model learns each key the moment a
+ * page makes it.
+ */
+function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boolean}, written: (value: unknown) => void): IntentStore {
+	const watch = (updater: (old: unknown) => unknown) => (old: unknown) => {
+		const next = updater(old);
+		written(next);
+		return next;
+	};
+
 	const never = new Promise<never>(() => undefined);
 	const guard = <A extends unknown[], R>(operation: (...args: A) => Promise<R>, writes: boolean) => async (...args: A): Promise<R> => {
 		if (page.dead) return never;
@@ -52,15 +62,21 @@ function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boo
 		durable: true,
 		get: guard(async id => shared.get(id), false),
 		list: guard(async () => shared.list(), false),
-		set: guard(async (id, value) => shared.set(id, value), true),
+		set: guard(async (id, value) => {
+			written(value);
+			await shared.set(id, value);
+		}, true),
 		delete: guard(async id => shared.delete(id), true),
-		update: guard(async (id, updater) => shared.update!(id, updater), true),
+		update: guard(async (id, updater) => shared.update!(id, watch(updater)), true),
+		updateMany: guard(async updates => shared.updateMany!(updates.map(([id, updater]) => [id, watch(updater)])), true),
 		clear: guard(async () => shared.clear!(), true),
 	};
 }
 
 interface Tab {
 	readonly page: {dead: boolean};
+	/** The scope an `intent(…, {replace: true})` of this page is replacing, while it runs. */
+	replacing?: Scope | undefined;
 	readonly client: SendOnceClient;
 	readonly held: Map<Scope, Intent>;
 	readonly controllers: Map<Scope, AbortController>;
@@ -126,7 +142,7 @@ class World {
 		};
 
 		const client = createClient({
-			store: pageStore(this.shared, page, this.failing),
+			store: pageStore(this.shared, page, this.failing, value => this.learn(value, tab)),
 			fetch: async (input: RequestInfo | URL, init?: RequestInit) => (page.dead ? new Promise<never>(() => undefined) : fetch(input, init)),
 			timeout: 100,
 			retry: {limit: 3, baseDelay: 5, maxDelay: 20, budget: false},
@@ -161,6 +177,20 @@ class World {
 		}
 
 		this.keys.set(key, {scope, body, epoch: this.epoch(scope, body), status: 'open'});
+	}
+
+	/**
+	 * A record a page wrote: a key it made for the (scope, body) its request carries. Written by
+	 * an `intent(…, {replace: true})`, it replaces, by the user's choice, whatever the scope held,
+	 * even a press that was still being written when the user chose.
+	 */
+	learn(value: unknown, tab: Tab): void {
+		const record = value as {key?: unknown; request?: {body?: unknown}} | undefined;
+		if (typeof record?.key !== 'string' || typeof record.request?.body !== 'string' || this.keys.has(record.key)) return;
+		const [run, scope, body] = (JSON.parse(record.request.body) as {order: string}).order.split('/') as [string, Scope, Body];
+		if (Number(run) !== this.run) return;
+		if (tab.replacing === scope) this.drop(info => info.scope === scope);
+		this.saw(record.key, scope, body);
 	}
 
 	/** Lets every chain of promises that is under way finish its current step. */
@@ -229,12 +259,15 @@ const fault: fc.Arbitrary<Fault> = fc.oneof(
 const intentCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where, what, replace]) => command(`tab ${at}: intent(${where}, ${what}${replace ? ', replace' : ''})`, async world => {
 		const tab = world.tabs[at] ?? world.open(at);
 		if (replace) world.drop(info => info.scope === where);
+		tab.replacing = replace ? where : undefined;
 		try {
 			const intent = await tab.client.intent(where, world.request(where, what), {replace});
 			world.saw(intent.key, where, what);
 			tab.held.set(where, intent);
 		} catch {
 			// UnresolvedIntentError (another body may have been sent) or a failing store.
+		} finally {
+			tab.replacing = undefined;
 		}
 	}));
 const sendCommand = fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at}: send(${where})`, async world => {
@@ -246,15 +279,22 @@ const sendCommand = fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at
 		world.track(intent.send({signal: controller.signal}), tab.page);
 	}));
 
-/** What a form does on Send: the intent for the body, then its send, not awaited. */
-const pressCommand = fc.tuple(slot, scope, body).map(([at, where, what]) => command(`tab ${at}: press(${where}, ${what})`, async world => {
+/**
+ * What a form does on Send, not awaited: `client.send()` (one write before the first attempt),
+ * or `intent()` then its `send()`.
+ */
+const pressCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where, what, oneCall]) => command(`tab ${at}: press(${where}, ${what})${oneCall ? ' with client.send' : ''}`, async world => {
 	const tab = world.tabs[at] ?? world.open(at);
+	const controller = new AbortController();
+	tab.controllers.set(where, controller);
+	if (oneCall) {
+		world.track(tab.client.send(where, world.request(where, what), {signal: controller.signal}), tab.page);
+		return;
+	}
+
 	try {
 		const intent = await tab.client.intent(where, world.request(where, what));
-		world.saw(intent.key, where, what);
 		tab.held.set(where, intent);
-		const controller = new AbortController();
-		tab.controllers.set(where, controller);
 		world.track(intent.send({signal: controller.signal}), tab.page);
 	} catch {
 		// As intent().

@@ -65,6 +65,9 @@ function gatedStore(base: IntentStore = memoryStore()) {
 		async update(id, updater) {
 			await wait(id, async () => base.update!(id, updater));
 		},
+		async updateMany(updates) {
+			for (const [id, updater] of updates) await store.update!(id, updater);
+		},
 	};
 	return {
 		store,

@@ -63,7 +63,7 @@ const options = {retry: {limit: 20, baseDelay: 5, maxDelay: 60}, timeout: 2000} 
 
 describe('on a Hermes-like runtime, over AsyncStorage', () => {
 	test('keys come from getRandomValues: a v4 UUID', async () => {
-		const client = sendonce.createClient({...options, store: native.asyncStorageStore(classicMock())});
+		const client = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(classicMock())});
 		const intent = await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-0'}});
 		expect(intent.key).toMatch(/^[\da-f]{8}-[\da-f]{4}-4[\da-f]{3}-[89ab][\da-f]{3}-[\da-f]{12}$/);
 	});
@@ -71,7 +71,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 	test('without any secure random source, intent() names the import to add', async () => {
 		vi.stubGlobal('crypto', {});
 		try {
-			const client = sendonce.createClient({...options, store: native.asyncStorageStore(classicMock())});
+			const client = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(classicMock())});
 			await expect(client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-x'}})).rejects.toThrow(/react-native-get-random-values/);
 		} finally {
 			vi.stubGlobal('crypto', {getRandomValues: (array: Uint8Array) => globalThis.process && require('node:crypto').getRandomValues(array)});
@@ -80,7 +80,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 
 	test('a lost reply is retried with the same key: one effect', async () => {
 		const storage = classicMock();
-		const client = sendonce.createClient({...options, store: native.asyncStorageStore(storage)});
+		const client = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
 		server.faults.push({type: 'lose-reply'});
 		const intent = await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-1'}});
 
@@ -91,7 +91,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 	});
 
 	test('a slow first attempt answered with 409s while it runs: one effect', async () => {
-		const client = sendonce.createClient({...options, timeout: 50, store: native.asyncStorageStore(await v3Mock('rn-409'))});
+		const client = sendonce.createClient({...options, sha256: native.sha256, timeout: 50, store: native.asyncStorageStore(await v3Mock('rn-409'))});
 		server.faults.push({type: 'slow', ms: 300});
 		const intent = await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-2'}});
 
@@ -102,7 +102,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 
 	test('an app killed mid-request resumes after restart with the same key: one effect', async () => {
 		const storage = classicMock();
-		const first = sendonce.createClient({...options, store: native.asyncStorageStore(storage)});
+		const first = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
 		let disk: Record<string, string> = {};
 		// The disk as it is when the request reaches the server: the app dies right after.
 		onArrival = () => {
@@ -115,7 +115,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 		storage.__INTERNAL_MOCK_STORAGE__ = disk;
 		expect(JSON.parse(disk['sendonce:intent:checkout']!)).toMatchObject({key: intent.key, state: 'sending', attempts: 1});
 
-		const restarted = sendonce.createClient({...options, store: native.asyncStorageStore(storage)});
+		const restarted = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
 		expect((await restarted.list()).map(stored => stored.key)).toEqual([intent.key]);
 		expect(await restarted.resume()).toMatchObject([{status: 'succeeded', key: intent.key, replayed: true}]);
 		expect(server.keys).toEqual([intent.key, intent.key]);
@@ -130,7 +130,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 				throw new Error('database or disk is full (code 13 SQLITE_FULL)');
 			},
 		};
-		const client = sendonce.createClient({...options, store: native.asyncStorageStore(full)});
+		const client = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(full)});
 		await expect(client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-4'}})).rejects.toMatchObject({name: 'StoreError', code: 'STORE_QUOTA'});
 		expect(server.requests).toHaveLength(0);
 	});
@@ -138,7 +138,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 	test('keys are prefixed, and clear() leaves the app\'s own keys alone', async () => {
 		const storage = await v3Mock('rn-prefix');
 		await storage.setItem('user-settings', '{"theme":"dark"}');
-		const client = sendonce.createClient({...options, store: native.asyncStorageStore(storage)});
+		const client = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
 		await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-5'}});
 
 		expect([...await storage.getAllKeys()].sort()).toEqual(['sendonce:intent:order', 'user-settings']);
@@ -151,6 +151,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 		const events: string[] = [];
 		const client = sendonce.createClient({
 			...options,
+			sha256: native.sha256,
 			retry: {maxDelay: 20_000},
 			store: native.asyncStorageStore(await v3Mock('rn-offline')),
 			isOnline: () => online,

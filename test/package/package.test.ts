@@ -131,7 +131,7 @@ describe.concurrent('installed in an app', () => {
 		expect(exported['sendonce']).toEqual(['Intent', 'InvalidRequestError', 'KeyGenerationError', 'SendOnceError', 'StoreError', 'UnresolvedIntentError', 'createClient', 'indexedDbStore', 'isSendOnceError', 'memoryStore', 'sessionStore']);
 		expect(exported['sendonce/react']).toEqual(['SendOnceProvider', 'messages', 'useIntent']);
 		expect(exported['sendonce/vue']).toEqual(['messages', 'provideSendOnce', 'sendOnceKey', 'useIntent']);
-		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange']);
+		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange', 'sha256']);
 	});
 
 	test.each(['send.mjs', 'send.cjs'])('%s sends one request, with the intent\'s key', async script => {

@@ -1,5 +1,6 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
+import {sha256} from '../../src/react-native.js';
 import {createClient, KeyGenerationError} from '../../src/index.js';
 import {checkKey, formatKey, randomKey} from '../../src/key.js';
 import {drive, testStore, URL_ORDERS, useMsw} from './helpers.js';
@@ -103,7 +104,8 @@ describe('keys on the wire', () => {
 		const seen = api(HttpResponse.json({ok: true}));
 		vi.stubGlobal('crypto', {getRandomValues: filling(0x11)});
 		const store = testStore();
-		const client = createClient({store});
+		// An insecure origin has no crypto.subtle either: the documented fallback fingerprints.
+		const client = createClient({store, sha256});
 		const intent = await client.intent('order', {url: URL_ORDERS, json: {}});
 		await drive(intent.send());
 
@@ -115,7 +117,7 @@ describe('keys on the wire', () => {
 		const seen = api(HttpResponse.json({ok: true}));
 		vi.stubGlobal('crypto', undefined);
 		const store = testStore();
-		const client = createClient({store});
+		const client = createClient({store, sha256});
 
 		await expect(client.intent('order', {url: URL_ORDERS, json: {}})).rejects.toMatchObject({name: 'KeyGenerationError', code: 'NO_SECURE_RANDOM'});
 		expect(store.writes).toEqual([]);

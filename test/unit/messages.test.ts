@@ -16,8 +16,8 @@ describe('messages.because() says what happened, not always "the connection fail
 		['a refusal after a possible send (401)', unresolved({reason: 'refused', response: {status: 401, headers: {}}}), /could not confirm.*\(401\).*Sign in again/],
 		['a redirect to a login page', unresolved({reason: 'redirected', response: {status: 200, headers: {}, redirected: true}}), /sign-in page/],
 		['an unreadable answer', unresolved({reason: 'transport'}), /could not be read/],
-		['a replayed 500', unresolved({reason: 'replayed-error', response: {status: 500, headers: {}}}), /already answered it with an error \(500\)/],
-		['the retry budget', unresolved({reason: 'budget', response: {status: 503, headers: {}}}), /kept failing/],
+		['a replayed 500', unresolved({reason: 'replayed-error', response: {status: 500, headers: {}}}), /kept answering with errors \(500\)/],
+		['the retry budget, after 503s', unresolved({reason: 'budget', response: {status: 503, headers: {}}}), /kept answering with errors \(503\)/],
 		['an abort', unresolved({reason: 'aborted'}), /Sending was stopped/],
 		['an intent found after a reload', undefined, /interrupted/],
 	])('%s', (_case, result, expected) => {

@@ -1,7 +1,7 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient, isSendOnceError, UnresolvedIntentError, type ClientOptions, type Intent} from '../../src/index.js';
-import type {IntentRecord} from '../../src/record-schema.js';
+import type {IntentRecord} from '../../src/record.js';
 import {drive, eventLog, flush, status, testStore, until, URL_ORDERS, useMsw, type TestStore} from './helpers.js';
 
 const {api} = useMsw();
@@ -246,8 +246,8 @@ describe('concurrency', () => {
 		const keys: Array<string | null> = [];
 		const client = createClient({
 			store: 'memory',
-			fetch: async (input: RequestInfo | URL) => {
-				keys.push(new Request(input).headers.get('idempotency-key'));
+			fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+				keys.push(new Request(input, init).headers.get('idempotency-key'));
 				return new Response('{}', {status: 201});
 			},
 		});

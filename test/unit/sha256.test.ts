@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {afterEach, describe, expect, test, vi} from 'vitest';
 import {fingerprint} from '../../src/fingerprint.js';
 import {createClient} from '../../src/index.js';
+import {sha256} from '../../src/react-native.js';
 import {sha256Hex, utf8} from '../../src/sha256.js';
 import {testStore, URL_ORDERS} from './helpers.js';
 
@@ -60,15 +61,22 @@ describe('fingerprint()', () => {
 		const texts = fc.sample(fc.string({unit: 'binary', maxLength: 200}), 50);
 		const viaSubtle = await Promise.all(texts.map(async text => fingerprint('PUT', URL_ORDERS, text)));
 		vi.stubGlobal('crypto', noSubtle());
-		const viaFallback = await Promise.all(texts.map(async text => fingerprint('PUT', URL_ORDERS, text)));
+		const viaFallback = await Promise.all(texts.map(async text => fingerprint('PUT', URL_ORDERS, text, sha256)));
 		expect(viaFallback).toEqual(viaSubtle);
+	});
+
+	test('without Web Crypto and without the sha256 option, intent() says what to pass, storing nothing', async () => {
+		vi.stubGlobal('crypto', noSubtle());
+		const store = testStore();
+		await expect(createClient({store}).intent('order', {url: URL_ORDERS, json: {}})).rejects.toMatchObject({name: 'SendOnceError', code: 'NO_WEB_CRYPTO', message: expect.stringMatching(/`sha256` from 'sendonce\/react-native'/)});
+		expect(store.writes).toEqual([]);
 	});
 
 	test('an intent made without Web Crypto matches one made with it', async () => {
 		const store = testStore();
 		const withSubtle = await createClient({store}).intent('order', {url: URL_ORDERS, json: {b: 2, a: 1}});
 		vi.stubGlobal('crypto', noSubtle());
-		const withoutSubtle = await createClient({store}).intent('order', {url: URL_ORDERS, json: {a: 1, b: 2}});
+		const withoutSubtle = await createClient({store, sha256}).intent('order', {url: URL_ORDERS, json: {a: 1, b: 2}});
 
 		expect(withoutSubtle.fingerprint).toBe(withSubtle.fingerprint);
 		expect(withoutSubtle.key).toBe(withSubtle.key);

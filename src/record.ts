@@ -1,0 +1,87 @@
+import type {IntentMethod, IntentState} from './types.js';
+
+/** The record format this version writes; a record with a higher `v` is a newer app's. */
+export const RECORD_VERSION = 1;
+
+/**
+ * A stored intent, version 1. Plain data only: it must survive structured clone (IndexedDB)
+ * and JSON (sessionStorage, AsyncStorage).
+ */
+export interface IntentRecord {
+	v: 1;
+	key: string;
+	scope: string;
+	state: IntentState;
+	request: {
+		url: string;
+		method: IntentMethod;
+		headers: Record<string, string>;
+		body?: string | undefined;
+	};
+	/** SHA-256 of method, URL and body, in hex. */
+	fingerprint: string;
+	attempts: number;
+	createdAt: number;
+	expiresAt: number;
+	updatedAt: number;
+	/** An `UnresolvedReason`; any string, so that a reason a later version adds stays valid. */
+	reason?: string | undefined;
+	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
+	lease?: {owner: string; until: number} | undefined;
+}
+
+type Check = (value: unknown) => boolean;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text: Check = value => typeof value === 'string';
+const filled: Check = value => text(value) && value !== '';
+const time: Check = value => typeof value === 'number' && value >= 0 && Number.isFinite(value);
+const oneOf = (...values: string[]): Check => value => values.includes(value as string);
+const optional = (check: Check): Check => value => value === undefined || check(value);
+
+/**
+ * Each field of a record and its check, in the order they are reported. Every value read from
+ * a store passes here before it is used: a record is a record only when all of them hold.
+ */
+const FIELDS: Array<[string, Check]> = [
+	['v', value => value === RECORD_VERSION],
+	['key', filled],
+	['scope', filled],
+	['state', oneOf('pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired')],
+	['request', isObject],
+	['request.url', filled],
+	['request.method', oneOf('POST', 'PUT', 'PATCH', 'DELETE')],
+	['request.headers', value => isObject(value) && Object.values(value).every(text)],
+	['request.body', optional(text)],
+	['fingerprint', value => text(value) && /^[\da-f]{64}$/.test(value as string)],
+	['attempts', value => Number.isSafeInteger(value) && (value as number) >= 0],
+	['createdAt', time],
+	['expiresAt', time],
+	['updatedAt', time],
+	['reason', optional(text)],
+	['lease', optional(isObject)],
+	['lease.owner', text],
+	['lease.until', time],
+];
+
+/**
+ * Validates a value read from a store: the record with only the fields it knows (what a later
+ * version added is left out), or the first field that is wrong.
+ */
+export function parseRecord(value: unknown): {record: IntentRecord} | {problem: string} {
+	if (!isObject(value)) return {problem: 'record: not an object'};
+	for (const [path, check] of FIELDS) {
+		const [name, field] = path.split('.') as [string, string?];
+		const parent = value[name];
+		// A nested field is checked only where its optional parent is there.
+		if (field && parent === undefined) continue;
+		if (!check(field ? (parent as Record<string, unknown>)[field] : parent)) return {problem: `${path}: invalid`};
+	}
+
+	const {request, lease} = value as unknown as IntentRecord;
+	const record = {} as Record<string, unknown>;
+	for (const [path] of FIELDS) if (!path.includes('.') && value[path] !== undefined) record[path] = value[path];
+	record.request = {url: request.url, method: request.method, headers: {...request.headers}, ...(request.body === undefined ? {} : {body: request.body})};
+	if (lease) record.lease = {owner: lease.owner, until: lease.until};
+	return {record: record as unknown as IntentRecord};
+}
