@@ -1,4 +1,4 @@
-// What the README's snippets take from the app around them.
+// What the snippets of the README and docs/ take from the app around them.
 declare function getToken(): string;
 declare function show(message: string): void;
 declare function showNotice(message: string): void;

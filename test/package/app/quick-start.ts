@@ -6,7 +6,10 @@ const client = createClient({
 	headers: () => ({authorization: `Bearer ${getToken()}`}),
 });
 
-async function onSubmit(form: {name: string; email: string; message: string}) {
+// On start-up: finish what a reload or crash interrupted (same keys).
+await client.resume();
+
+export async function onSubmit(form: {name: string; email: string; message: string}) {
 	// Same scope + same body = the same intent and the same key, even after a double click.
 	const intent = await client.intent('contact-form', {url: '/api/contact', json: form});
 	const result = await intent.send();
@@ -18,8 +21,3 @@ async function onSubmit(form: {name: string; email: string; message: string}) {
 		case 'expired': return show('Your message may have been sent. Retry?');
 	}
 }
-
-// On start-up: finish what a reload or crash interrupted (same keys).
-await client.resume();
-
-export {onSubmit};

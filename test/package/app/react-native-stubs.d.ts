@@ -1,4 +1,4 @@
-// The React Native modules the README's snippet imports, as far as it uses them: the scratch
+// The React Native modules docs/react-native.md imports, as far as it uses them: the scratch
 // app installs none of them (react-native alone is hundreds of packages).
 declare module 'react-native-get-random-values';
 

@@ -1,4 +1,4 @@
-// README.md, "React Native".
+// docs/react-native.md.
 import 'react-native-get-random-values'; // before sendonce: Hermes has no crypto.randomUUID
 import AsyncStorage from '@react-native-async-storage/async-storage';
 import NetInfo from '@react-native-community/netinfo';

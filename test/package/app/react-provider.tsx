@@ -1,4 +1,4 @@
-// README.md, "React", "<SendOnceProvider client>".
+// docs/react.md, "<SendOnceProvider client>".
 import {createClient} from 'sendonce';
 import {SendOnceProvider} from 'sendonce/react';
 

@@ -1,4 +1,4 @@
-// README.md, "React".
+// docs/react.md, "A contact form".
 import {useState} from 'react';
 import {messages, useIntent} from 'sendonce/react';
 
@@ -11,7 +11,8 @@ export function ContactForm() {
 
 	return (
 		<form onSubmit={event => { event.preventDefault(); void send(request); }}>
-			<textarea value={form.message} onChange={event => setForm({...form, message: event.target.value})} />
+			{/* Locked while it may have been sent: Retry sends the stored text, which the user should see. */}
+			<textarea value={form.message} readOnly={busy || unsure} onChange={event => setForm({...form, message: event.target.value})} />
 			{state !== 'succeeded' && !unsure && (
 				<button disabled={busy}>{busy ? messages.attempt(attempts) : messages.send}</button>
 			)}
@@ -22,9 +23,9 @@ export function ContactForm() {
 			{result?.status === 'failed' && <p>{messages.refused((result.data as {reason?: string} | undefined)?.reason)}</p>}
 			{(unsure || conflict) && (
 				<p role="alert">
-					{conflict ? messages.conflict : messages.mayHaveBeenSent}
+					{conflict ? messages.conflict : `${messages.mayHaveBeenSent} ${messages.because(result)}`}
 					{state === 'unresolved' && <button type="button" onClick={() => void retry()}>{messages.retry}</button>}
-					<button type="button" onClick={() => void send(request, {replace: true})}>{messages.sendAsNew}</button>
+					<button type="button" onClick={() => void send(conflict?.request ?? request, {replace: true})}>{messages.sendAsNew}</button>
 				</p>
 			)}
 		</form>

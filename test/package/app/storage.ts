@@ -1,4 +1,4 @@
-// README.md, "Storage": telling the user, and a custom store.
+// docs/storage-and-tabs.md: telling the user, and a custom store.
 import {createClient, type IntentStore} from 'sendonce';
 
 if (!(await client.durable)) {

@@ -1,4 +1,4 @@
-// README.md, "Vue", "provideSendOnce(client) and sendOnceKey".
+// docs/vue.md, "provideSendOnce(client) and sendOnceKey".
 import {createApp} from 'vue';
 import {createClient} from 'sendonce';
 import {sendOnceKey} from 'sendonce/vue';

@@ -1,4 +1,4 @@
-// README.md, "Vue": the component's <script setup lang="ts">.
+// docs/vue.md, "A contact form": the component's <script setup lang="ts">.
 import {computed, reactive} from 'vue';
 import {messages, useIntent} from 'sendonce/vue';
 
