@@ -20,7 +20,8 @@ export interface StoreKind {
 	/** Memory runs on `Date.now()`, which fake timers move; the engines keep their own clocks. */
 	fakeClock: boolean;
 	available: boolean;
-	open(): Promise<OpenStore>;
+	/** Opens the store on fresh keys (or `names`, to share them with a server process). */
+	open(names?: {prefix?: string; table?: string}): Promise<OpenStore>;
 }
 
 /** Unique per run and per store, so that parallel runs and files never meet. */
@@ -56,8 +57,8 @@ export const storeKinds: StoreKind[] = [
 		name: 'redis (node-redis)',
 		fakeClock: false,
 		available: inject('redisUrl') !== null,
-		async open() {
-			const prefix = `sendonce-test:${uniqueName()}:`;
+		async open(names) {
+			const prefix = names?.prefix ?? `sendonce-test:${uniqueName()}:`;
 			const client = await openNodeRedis();
 			return {
 				store: redisKeyStore(client, {prefix}),
@@ -72,8 +73,8 @@ export const storeKinds: StoreKind[] = [
 		name: 'redis (ioredis)',
 		fakeClock: false,
 		available: inject('redisUrl') !== null,
-		async open() {
-			const prefix = `sendonce-test:${uniqueName()}:`;
+		async open(names) {
+			const prefix = names?.prefix ?? `sendonce-test:${uniqueName()}:`;
 			const client = new Redis(inject('redisUrl')!);
 			return {
 				store: redisKeyStore(client, {prefix}),
@@ -89,8 +90,8 @@ export const storeKinds: StoreKind[] = [
 		name: 'postgres',
 		fakeClock: false,
 		available: inject('databaseUrl') !== null,
-		async open() {
-			const table = `sendonce_test_${uniqueName()}`;
+		async open(names) {
+			const table = names?.table ?? `sendonce_test_${uniqueName()}`;
 			const pool = openPool();
 			return {
 				store: postgresKeyStore(pool, {table}),
