@@ -6,6 +6,7 @@ import {normalizeOptions, type IdempotencyOptions, type NormalizedOptions} from 
 import {problem} from './problem.js';
 import {requestFingerprint} from './request-fingerprint.js';
 import {releases} from './release-rule.js';
+import {randomUUID} from './web-crypto.js';
 
 /**
  * What the handler is given besides the request: the idempotency key (to pass on to Stripe, a
@@ -92,7 +93,7 @@ export function idempotency<Required extends boolean = false>(options?: Idempote
 			const body = new Uint8Array(await request.clone().arrayBuffer());
 			const fingerprint = await requestFingerprint(request.method, url.pathname + url.search, request.headers.get('content-type'), body);
 			const id = storageId(await scopeOf(settings, request), key);
-			const token = crypto.randomUUID();
+			const token = randomUUID();
 			const found = await store.claim(id, {fingerprint, token, lease});
 
 			if (found.state !== 'claimed') {

@@ -107,10 +107,10 @@ function describe(value: unknown): string {
 	return Array.isArray(value) ? 'an array' : 'an object';
 }
 
-function positive(name: string, value: unknown, fallback: number, {integer = true} = {}): number {
+function integer(name: string, value: unknown, fallback: number, {zero = false} = {}): number {
 	if (value === undefined) return fallback;
-	if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-		throw new TypeError(`Expected \`${name}\` to be a positive ${integer ? 'integer' : 'number'}, got ${describe(value)}`);
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (value === 0 && !zero)) {
+		throw new TypeError(`Expected \`${name}\` to be a ${zero ? 'non-negative' : 'positive'} integer, got ${describe(value)}`);
 	}
 
 	return value;
@@ -161,7 +161,7 @@ function normalizeCors(value: unknown, headerName: string): NormalizedCors | und
 		credentials,
 		allowHeaders: [headerName, 'Content-Type', ...headerNames('cors.allowHeaders', options.allowHeaders)].join(', '),
 		exposeHeaders: ['Idempotent-Replayed', 'Retry-After', ...headerNames('cors.exposeHeaders', options.exposeHeaders)].join(', '),
-		maxAge: positive('cors.maxAge', options.maxAge, 600),
+		maxAge: integer('cors.maxAge', options.maxAge, 600, {zero: true}),
 	};
 }
 
@@ -200,8 +200,8 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 		throw new TypeError(`Expected \`methods\` to be a non-empty array of HTTP methods, got ${describe(given.methods)}`);
 	}
 
-	const lease = positive('lease', given.lease, 30_000);
-	const ttl = positive('ttl', given.ttl, 86_400_000);
+	const lease = integer('lease', given.lease, 30_000);
+	const ttl = integer('ttl', given.ttl, 86_400_000);
 	if (ttl < lease) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least \`lease\` (${lease} ms): an answer is kept at least as long as a claim`);
 
 	return {
@@ -212,7 +212,7 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 		required: boolean('required', given.required, false),
 		headerName,
 		methods: new Set((methods as string[]).map(method => method.toUpperCase())),
-		retryAfter: positive('retryAfter', given.retryAfter, 1),
+		retryAfter: integer('retryAfter', given.retryAfter, 1, {zero: true}),
 		storeServerErrors: boolean('storeServerErrors', given.storeServerErrors, false),
 		replayHeaders: new Set([...SAFE_HEADERS, ...headerNames('replayHeaders', given.replayHeaders).map(name => name.toLowerCase())]),
 		cors: normalizeCors(given.cors, headerName),

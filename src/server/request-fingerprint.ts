@@ -1,4 +1,5 @@
 import {canonicalJson} from '../serialize.js';
+import {subtle} from './web-crypto.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -36,5 +37,5 @@ export async function requestFingerprint(method: string, path: string, contentTy
 	const bytes = new Uint8Array(head.length + canonical.length);
 	bytes.set(head);
 	bytes.set(canonical, head.length);
-	return hex(await crypto.subtle.digest('SHA-256', bytes));
+	return hex(await subtle.digest('SHA-256', bytes));
 }

@@ -215,6 +215,41 @@ describe('what is stored and replayed', () => {
 	});
 });
 
+describe('round trips to the store', () => {
+	test('a first request costs one store call before the handler and one after; a replay, a 409 and a 422 one each', async () => {
+		const inner = memoryKeyStore();
+		const calls: string[] = [];
+		const store = {
+			claim: async (...args: Parameters<typeof inner.claim>) => (calls.push('claim'), inner.claim(...args)),
+			renew: async (...args: Parameters<typeof inner.renew>) => (calls.push('renew'), inner.renew(...args)),
+			complete: async (...args: Parameters<typeof inner.complete>) => (calls.push('complete'), inner.complete(...args)),
+			release: async (...args: Parameters<typeof inner.release>) => (calls.push('release'), inner.release(...args)),
+		};
+		let finish!: () => void;
+		const handle = idempotency({store})(async () => {
+			calls.push('handler');
+			await new Promise<void>(resolve => {
+				finish = resolve;
+			});
+			return new Response('ok', {status: 201});
+		});
+
+		const first = handle(request('rt'));
+		await vi.waitFor(() => {
+			expect(calls).toContain('handler');
+		});
+		expect(calls.splice(0)).toEqual(['claim', 'handler']);
+		await handle(request('rt'));
+		expect(calls.splice(0)).toEqual(['claim']);
+		finish();
+		await first;
+		expect(calls.splice(0)).toEqual(['complete']);
+		await handle(request('rt'));
+		await handle(request('rt', {other: true}));
+		expect(calls).toEqual(['claim', 'claim']);
+	});
+});
+
 describe('CORS', () => {
 	const origin = 'https://shop.test';
 
@@ -271,7 +306,7 @@ describe('options are checked once, with a message naming the option', () => {
 		[{required: 'yes'}, /^Expected `required` to be a boolean, got "yes"/],
 		[{headerName: 'Idempotency Key'}, /^Expected `headerName` to be a header name/],
 		[{methods: []}, /^Expected `methods` to be a non-empty array of HTTP methods/],
-		[{retryAfter: -1}, /^Expected `retryAfter` to be a positive integer/],
+		[{retryAfter: -1}, /^Expected `retryAfter` to be a non-negative integer, got -1/],
 		[{cors: {origin: '*', credentials: true}}, /^Expected `cors.origin` to name the allowed origins when `cors.credentials` is true/],
 		[{cors: {origin: 42}}, /^Expected `cors.origin` to be '\*', an origin, a non-empty array of origins or a function/],
 		[{replayHeaders: ['bad header']}, /^Expected `replayHeaders` to be an array of header names/],

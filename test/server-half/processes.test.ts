@@ -86,7 +86,9 @@ for (const {kind, environment} of engines) {
 		}, 30_000);
 
 		test('a process killed mid-handler: 409 until its lease ends, then a retry runs the handler once and succeeds', async () => {
-			const lease = 600;
+			const lease = 1500;
+			// The second server's store is open before the crash: the first retry must land inside the lease.
+			const second = await store();
 			const crashing = await startApp({...shared, LEASE: String(lease), WORK_MS: '60000'});
 			const key = randomUUID();
 			const lost = order(crashing.url, key).catch(() => 'connection lost');
@@ -99,7 +101,7 @@ for (const {kind, environment} of engines) {
 
 			// The second server: the same store, with the same lease.
 			let runs = 0;
-			const handle = idempotency({store: await store(), lease})(async () => Response.json({run: ++runs}, {status: 201}));
+			const handle = idempotency({store: second, lease})(async () => Response.json({run: ++runs}, {status: 201}));
 			const retry = () => handle(new Request('http://api.test/orders', {method: 'POST', headers: {'idempotency-key': key, 'content-type': 'application/json'}, body: '{"order":"o-1","total":42}'}));
 
 			expect((await retry()).status).toBe(409);
