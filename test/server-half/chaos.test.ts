@@ -76,7 +76,7 @@ for (const kind of storeKinds) {
 						expect(['succeeded', 'unresolved']).toContain(result.status);
 					}
 				}),
-				{numRuns: 25},
+				{numRuns: 12},
 			);
 
 			const duplicates = [...effects.values()].reduce((total, count) => total + Math.max(0, count - 1), 0);
