@@ -3,11 +3,13 @@
  * bare and wrapped by `idempotency()` on memory, Redis and Postgres, each in a process of its
  * own (bench/server-target.ts); this process is the load generator, over loopback with
  * keep-alive connections. Two workloads: first requests (a new key each time: claim, handler,
- * store the answer) and replays (one key, answered from the store). Each variant runs
- * `--runs` times, the variants interleaved so that drift hits them alike; the report gives the
- * median run and the spread (min–max over runs). Writes a section of bench/RESULTS.md.
+ * store the answer) and replays (one key, answered from the store); each at one connection
+ * (latency: no queueing, so p50 is the time one request costs) and at `--connections`
+ * (throughput). Each variant runs `--runs` times, the variants interleaved so that drift hits
+ * them alike; the report gives the median run and the spread (min–max over runs). Writes a
+ * section of bench/RESULTS.md.
  *
- * Flags: --seconds=4 (per run), --connections=16, --runs=3.
+ * Flags: --seconds=3 (per measurement), --connections=16, --runs=3.
  */
 import {fork, type ChildProcess} from 'node:child_process';
 import {randomBytes, randomUUID} from 'node:crypto';
@@ -25,7 +27,7 @@ function flag(name: string, fallback: number): number {
 	return value;
 }
 
-const SECONDS = flag('seconds', 4);
+const SECONDS = flag('seconds', 3);
 const CONNECTIONS = flag('connections', 16);
 const RUNS = flag('runs', 3);
 const WARMUP_MS = 1000;
@@ -93,16 +95,16 @@ function post(agent: Agent, url: string, key: string): Promise<number> {
 	});
 }
 
-/** `CONNECTIONS` loops sending one request after another for `ms`; latencies of those that end in time. */
-async function load(url: string, workload: Workload, duration: number): Promise<{latencies: number[]; seconds: number; failures: number}> {
-	const agent = new Agent({keepAlive: true, maxSockets: CONNECTIONS});
+/** `connections` loops sending one request after another for `duration` ms; their latencies. */
+async function load(url: string, workload: Workload, duration: number, connections: number): Promise<{latencies: number[]; seconds: number; failures: number}> {
+	const agent = new Agent({keepAlive: true, maxSockets: connections});
 	const replayKey = randomUUID();
 	if (workload === 'replays') await post(agent, url, replayKey);
 	const latencies: number[] = [];
 	let failures = 0;
 	const started = performance.now();
 	const end = started + duration;
-	await Promise.all(Array.from({length: CONNECTIONS}, async () => {
+	await Promise.all(Array.from({length: connections}, async () => {
 		while (performance.now() < end) {
 			const begin = performance.now();
 			const status = await post(agent, url, workload === 'replays' ? replayKey : randomUUID());
@@ -115,14 +117,19 @@ async function load(url: string, workload: Workload, duration: number): Promise<
 	return {latencies, seconds, failures};
 }
 
-async function measure(variant: Variant, workload: Workload): Promise<Run> {
+/** One server process: the workload at one connection, then at `CONNECTIONS`. */
+async function measure(variant: Variant, workload: Workload): Promise<{latency: Run; throughput: Run}> {
 	const {child, url} = await startTarget(variant);
 	try {
-		await load(url, workload, WARMUP_MS);
-		const {latencies, seconds, failures} = await load(url, workload, SECONDS * 1000);
-		if (failures > 0) throw new Error(`${variant}, ${workload}: ${failures} answers were not 201`);
-		const sorted = latencies.sort((a, b) => a - b);
-		return {rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99)};
+		const at = async (connections: number): Promise<Run> => {
+			await load(url, workload, WARMUP_MS, connections);
+			const {latencies, seconds, failures} = await load(url, workload, SECONDS * 1000, connections);
+			if (failures > 0) throw new Error(`${variant}, ${workload}: ${failures} answers were not 201`);
+			const sorted = latencies.sort((a, b) => a - b);
+			return {rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99)};
+		};
+
+		return {latency: await at(1), throughput: await at(CONNECTIONS)};
 	} finally {
 		child.kill();
 	}
@@ -154,10 +161,10 @@ else missing.push(`PostgreSQL (${DATABASE_URL})`);
 if (missing.length > 0) console.log(`skipped: no ${missing.join(', no ')}`);
 
 const workloads: Workload[] = ['first requests', 'replays'];
-const results = new Map<string, Run[]>();
+const results = new Map<string, {latency: Run[]; throughput: Run[]}>();
 const loadBefore = os.loadavg();
 const begun = performance.now();
-console.log(`sendonce/server overhead: ${RUNS} runs × ${SECONDS} s per variant and workload, ${CONNECTIONS} connections.\n`);
+console.log(`sendonce/server overhead: ${RUNS} runs × ${SECONDS} s per variant, workload and concurrency (1 and ${CONNECTIONS} connections).\n`);
 try {
 	for (let run = 0; run < RUNS; run++) {
 		// Rotate the order per run, so that no variant always goes first.
@@ -167,8 +174,11 @@ try {
 				if (variant === 'bare' && workload === 'replays') continue;
 				const figures = await measure(variant, workload);
 				const name = `${variant}|${workload}`;
-				results.set(name, [...results.get(name) ?? [], figures]);
-				console.log(`  run ${run + 1}: ${variant.padEnd(8)} ${workload.padEnd(14)} ${rate(figures.rps).padStart(6)} req/s  p50 ${ms(figures.p50)} ms  p99 ${ms(figures.p99)} ms`);
+				const kept = results.get(name) ?? {latency: [], throughput: []};
+				kept.latency.push(figures.latency);
+				kept.throughput.push(figures.throughput);
+				results.set(name, kept);
+				console.log(`  run ${run + 1}: ${variant.padEnd(8)} ${workload.padEnd(14)} 1 connection: p50 ${ms(figures.latency.p50)} ms, p99 ${ms(figures.latency.p99)} ms; ${CONNECTIONS} connections: ${rate(figures.throughput.rps)} req/s, p99 ${ms(figures.throughput.p99)} ms`);
 			}
 		}
 	}
@@ -176,28 +186,27 @@ try {
 	await cleanUp(variants);
 }
 
-const bare = results.get('bare|first requests')!;
-const bareP50 = median(bare.map(run => run.p50));
-const rows = [...results].map(([name, runs]) => {
+const figure = (runs: Run[], pick: (run: Run) => number, format: (value: number) => string) => `${format(median(runs.map(pick)))} (${spread(runs.map(pick), format)})`;
+const bareLatency = median(results.get('bare|first requests')!.latency.map(run => run.p50));
+const label = (name: string) => {
 	const [variant, workload] = name.split('|') as [Variant, Workload];
-	const p50 = median(runs.map(run => run.p50));
-	return [
-		variant === 'bare' ? 'bare (no idempotency)' : `idempotency(), ${variant}`,
-		variant === 'bare' ? '–' : workload,
-		`${rate(median(runs.map(run => run.rps)))} (${spread(runs.map(run => run.rps), rate)})`,
-		`${ms(p50)} (${spread(runs.map(run => run.p50), ms)})`,
-		`${ms(median(runs.map(run => run.p99)))} (${spread(runs.map(run => run.p99), ms)})`,
-		variant === 'bare' ? '' : `${p50 - bareP50 >= 0 ? '+' : '−'}${ms(Math.abs(p50 - bareP50))}`,
-	];
-});
-const figures = table(['server', 'workload', 'requests/s (spread)', 'p50 ms (spread)', 'p99 ms (spread)', 'p50 − bare, ms'], rows, ['l', 'l', 'r', 'r', 'r', 'r']);
+	return variant === 'bare' ? ['bare (no idempotency)', '–'] : [`idempotency(), ${variant}`, workload];
+};
+
+const latencyTable = table(['server', 'workload', 'p50 ms (spread)', 'p99 ms (spread)', 'p50 − bare, ms'], [...results].map(([name, {latency}]) => {
+	const p50 = median(latency.map(run => run.p50));
+	return [...label(name), figure(latency, run => run.p50, ms), figure(latency, run => run.p99, ms), name.startsWith('bare') ? '' : `${p50 - bareLatency >= 0 ? '+' : '−'}${ms(Math.abs(p50 - bareLatency))}`];
+}), ['l', 'l', 'r', 'r', 'r']);
+const throughputTable = table(['server', 'workload', 'requests/s (spread)', 'p50 ms (spread)', 'p99 ms (spread)'], [...results].map(([name, {throughput}]) =>
+	[...label(name), figure(throughput, run => run.rps, rate), figure(throughput, run => run.p50, ms), figure(throughput, run => run.p99, ms)]), ['l', 'l', 'r', 'r', 'r']);
+const figures = `**Latency**, one connection (each request sent when the last is answered: no queueing):\n\n${latencyTable}\n\n**Throughput**, ${CONNECTIONS} connections:\n\n${throughputTable}`;
 const load1 = (values: number[]) => values.map(value => value.toFixed(2)).join(' / ');
 const section = `<!-- bench:server -->
 ## sendonce/server: overhead per request
 
 Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench:server\` (${((performance.now() - begun) / 60_000).toFixed(1)} minutes) on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; load average ${load1(loadBefore)} before, ${load1(os.loadavg())} after.${missing.length > 0 ? ` Not measured: no ${missing.join(', no ')}.` : ''}
 
-A trivial handler (201, a small JSON body) served from \`node:http\` through \`toNodeHandler\`, bare or wrapped by \`idempotency()\` on each store, the server in a process of its own; this bench's process is the load generator, ${CONNECTIONS} keep-alive connections on loopback, each sending its next request when the last one is answered. *First requests* carry a new key each (a claim, the handler, the answer stored: two store round trips); *replays* repeat one key (one round trip, the handler not run). ${RUNS} runs of ${SECONDS} s per row after 1 s of warm-up, the rows interleaved; each figure is the median run, with the min–max over runs in brackets. Redis and PostgreSQL run on the same ${os.cpus().length} cores as the server and the load generator, so their rows include that contention: read them as this machine's.
+A trivial handler (201, a small JSON body) served from \`node:http\` through \`toNodeHandler\`, bare or wrapped by \`idempotency()\` on each store, the server in a process of its own; this bench's process is the load generator, keep-alive connections on loopback, each sending its next request when the last one is answered. *First requests* carry a new key each (a claim, the handler, the answer stored: two store round trips); *replays* repeat one key (one round trip, the handler not run). ${RUNS} runs of ${SECONDS} s per row and concurrency after 1 s of warm-up, the rows interleaved; each figure is the median run, with the min–max over runs in brackets. Redis and PostgreSQL run on the same ${os.cpus().length} cores as the server and the load generator, so their rows include that contention: read them as this machine's.
 
 ${figures}
 <!-- /bench:server -->`;

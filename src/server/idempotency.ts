@@ -1,6 +1,7 @@
 import {replayAnswer, readAnswer} from './answer.js';
 import {corsHeaders, preflight, withHeaders} from './cors.js';
 import {parseKeyHeader} from './key-header.js';
+import {bodyOf} from './known-body.js';
 import {keepLease} from './lease.js';
 import {normalizeOptions, type IdempotencyOptions, type NormalizedOptions} from './options.js';
 import {problem} from './problem.js';
@@ -43,6 +44,16 @@ export type FetchHandler<Context extends object = object> = (request: Request, c
 export type Idempotent<Required extends boolean> = <Context extends object = object>(
 	handler: (request: Request, ctx: IdempotencyContext<Required, Context>) => Response | Promise<Response>,
 ) => FetchHandler<Context>;
+
+/** The handler's answer, checked: anything else would leave its key claimed until the lease ends. */
+function checkResponse(response: unknown): Response {
+	const candidate = response as Partial<Response> | null | undefined;
+	if (typeof candidate?.status !== 'number' || typeof candidate.arrayBuffer !== 'function' || typeof candidate.headers?.get !== 'function') {
+		throw new TypeError(`Expected the handler to return a Response, got ${candidate === null ? 'null' : typeof candidate}`);
+	}
+
+	return response as Response;
+}
 
 /** Keys of different scopes never meet: the scope comes first, then a space the key cannot hold. */
 function storageId(scope: string, key: string): string {
@@ -90,7 +101,7 @@ export function idempotency<Required extends boolean = false>(options?: Idempote
 
 			const {key} = parsed;
 			const url = new URL(request.url);
-			const body = new Uint8Array(await request.clone().arrayBuffer());
+			const body = await bodyOf(request);
 			const fingerprint = await requestFingerprint(request.method, url.pathname + url.search, request.headers.get('content-type'), body);
 			const id = storageId(await scopeOf(settings, request), key);
 			const token = randomUUID();
@@ -112,23 +123,32 @@ export function idempotency<Required extends boolean = false>(options?: Idempote
 				settings.onError(error, {key, phase});
 			};
 
+			const release = async () => store.release(id, {token}).catch(report('release'));
 			const stop = keepLease(store, id, token, lease, report('renew'));
 			let response: Response;
 			try {
-				response = await run(request, context, key);
+				response = checkResponse(await run(request, context, key));
 			} catch (error) {
 				stop();
-				await store.release(id, {token}).catch(report('release'));
+				await release();
 				throw error;
 			}
 
 			stop();
 			if (releases(response.status, settings.storeServerErrors)) {
-				await store.release(id, {token}).catch(report('release'));
+				await release();
 				return response;
 			}
 
-			const read = await readAnswer(response, settings.replayHeaders);
+			let read: Awaited<ReturnType<typeof readAnswer>>;
+			try {
+				read = await readAnswer(response, settings.replayHeaders);
+			} catch (error) {
+				// The body failed midway: nothing can be stored, and the retry must be free to run.
+				await release();
+				throw error;
+			}
+
 			await store.complete(id, {token, fingerprint, answer: read.answer, ttl}).catch(report('complete'));
 			return read.response;
 		};

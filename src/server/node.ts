@@ -1,4 +1,5 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
+import {rememberBody} from './known-body.js';
 
 /** A request as `node:http` (and Express) hands it over. */
 export type NodeRequest = IncomingMessage & {originalUrl?: string};
@@ -18,7 +19,9 @@ export function toRequest(request: NodeRequest, body: Uint8Array | undefined): R
 	for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) headers.append(request.rawHeaders[index]!, request.rawHeaders[index + 1]!);
 	const method = request.method ?? 'GET';
 	const hasBody = method !== 'GET' && method !== 'HEAD' && body !== undefined && body.length > 0;
-	return new Request(url, {method, headers, ...(hasBody ? {body: body as Uint8Array<ArrayBuffer>} : {})});
+	const fetchRequest = new Request(url, {method, headers, ...(hasBody ? {body: body as Uint8Array<ArrayBuffer>} : {})});
+	rememberBody(fetchRequest, hasBody ? body : new Uint8Array(0));
+	return fetchRequest;
 }
 
 /** Writes a Fetch `Response` to a Node response, streaming its body. */

@@ -77,9 +77,9 @@ interface Row {
 const CREATED_CONCURRENTLY = new Set(['23505', '42P07']);
 
 /**
- * Keys in a PostgreSQL table: a claim is one statement (`INSERT … ON CONFLICT`, which also
- * takes over a claim whose lease ran out, and reads what holds the key when it cannot), so
- * two processes never both run the handler. Time is the database's clock. The table is made
+ * Keys in a PostgreSQL table: a claim is one statement (`INSERT … ON CONFLICT DO NOTHING`,
+ * which also reads what holds the key when it cannot take it), so two processes never both
+ * run the handler; a row whose lease or ttl ran out is taken over by one more `UPDATE`. Time is the database's clock. The table is made
  * on first use unless `createTable: false`; expired rows are deleted by claims, a bounded
  * batch at a time (`cleanupLimit`), and by the `DELETE` in docs/server.md if you schedule it.
  *
@@ -104,21 +104,26 @@ export function postgresKeyStore(pool: PostgresQueryable, options: PostgresKeySt
 	const cleanupInterval = count('cleanupInterval', options.cleanupInterval, 60_000);
 	const expiry = (parameter: number) => `now() + $${parameter} * interval '1 millisecond'`;
 
-	const claimSql = (cleanup: boolean) => `WITH ${cleanup ? `swept AS (
+	// DO NOTHING leaves a held or answered row untouched: no row lock, no WAL, no commit to
+	// flush, so a replay or a 409 costs a read. The rare expired row is taken over by `takeover`.
+	const claimStatement = (cleanup: boolean) => `WITH ${cleanup ? `swept AS (
 	DELETE FROM ${name} WHERE id IN (
 		SELECT id FROM ${name} WHERE expires_at <= now() AND id <> $1 ORDER BY expires_at LIMIT ${cleanupLimit} FOR UPDATE SKIP LOCKED
 	)
 ), ` : ''}claim AS (
-	INSERT INTO ${name} AS held (id, fingerprint, token, expires_at) VALUES ($1, $2, $3, ${expiry(4)})
-	ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint, token = excluded.token, status = NULL, headers = NULL, body = NULL, expires_at = excluded.expires_at
-	WHERE held.expires_at <= now()
+	INSERT INTO ${name} (id, fingerprint, token, expires_at) VALUES ($1, $2, $3, ${expiry(4)})
+	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 )
 SELECT true AS claimed, NULL AS fingerprint, NULL AS token, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left FROM claim
 UNION ALL
 SELECT false, fingerprint, token, status, headers, body, extract(epoch FROM expires_at - now()) * 1000
 FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
-
+	// A claim or an answer that expired before anything deleted it: take it, unless another request just did.
+	const takeover = `UPDATE ${name} SET fingerprint = $2, token = $3, status = NULL, headers = NULL, body = NULL, expires_at = ${expiry(4)}
+WHERE id = $1 AND expires_at <= now()`;
+	const claimSql = claimStatement(false);
+	const claimAndCleanSql = claimStatement(true);
 	let ready: Promise<void> | undefined;
 	const prepare = async (): Promise<void> => {
 		if (!createTable) return;
@@ -143,10 +148,11 @@ FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
 			const now = Date.now();
 			const cleanup = cleanupLimit > 0 && now - cleanedAt >= cleanupInterval;
 			if (cleanup) cleanedAt = now;
-			// Another statement's claim can land between this one's snapshot and its insert: then
-			// it sees no row, or the expired row it could not take over. Rare; ask again.
+			const values = [id, fingerprint, token, lease];
+			// Another request's claim can commit between this statement's snapshot and its insert:
+			// then it sees no row. Rare; ask again.
 			for (let attempt = 0; ; attempt++) {
-				const {rows} = await pool.query(claimSql(cleanup && attempt === 0), [id, fingerprint, token, lease]);
+				const {rows} = await pool.query(cleanup && attempt === 0 ? claimAndCleanSql : claimSql, values);
 				const row = rows[0] as Row | undefined;
 				if (row?.claimed) return {state: 'claimed'};
 				if (row && row.lease_left !== null && row.lease_left > 0) {
@@ -155,6 +161,7 @@ FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
 						: {state: 'running', fingerprint: row.fingerprint!, leaseLeft: Math.ceil(row.lease_left)};
 				}
 
+				if (row && (await pool.query(takeover, values)).rowCount === 1) return {state: 'claimed'};
 				if (attempt >= 5) throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after ${attempt + 1} tries`);
 			}
 		},

@@ -81,9 +81,7 @@ function commander(client: unknown): (args: string[]) => Promise<unknown> {
 	throw new TypeError(`Expected \`client\` to be a node-redis (v4, v5) or ioredis client, got ${describe(client)}`);
 }
 
-function sha1(text: string): string {
-	return createHash('sha1').update(text).digest('hex');
-}
+const SHA1 = new Map([CLAIM, RENEW, COMPLETE, RELEASE].map(script => [script, createHash('sha1').update(script).digest('hex')]));
 
 /**
  * Keys in Redis: a claim is one Lua script (get-or-set with a `PX` lease, so a crashed
@@ -106,7 +104,7 @@ export function redisKeyStore(client: RedisClientLike, {prefix = 'sendonce:'}: R
 	const run = async (script: string, key: string, ...args: string[]): Promise<unknown> => {
 		const tail = ['1', prefix + key, ...args];
 		try {
-			return await send(['EVALSHA', sha1(script), ...tail]);
+			return await send(['EVALSHA', SHA1.get(script)!, ...tail]);
 		} catch (error) {
 			if (!String((error as {message?: unknown})?.message).includes('NOSCRIPT')) throw error;
 			return send(['EVAL', script, ...tail]);

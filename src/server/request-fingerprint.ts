@@ -1,11 +1,7 @@
 import {canonicalJson} from '../serialize.js';
-import {subtle} from './web-crypto.js';
+import {sha256Hex} from './web-crypto.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
-function hex(buffer: ArrayBuffer): string {
-	return Array.from(new Uint8Array(buffer), byte => byte.toString(16).padStart(2, '0')).join('');
-}
 
 /**
  * The body as it is fingerprinted: canonical JSON (object keys sorted, as sendonce's client
@@ -24,7 +20,8 @@ function canonicalBody(contentType: string | null, body: Uint8Array): Uint8Array
 
 /**
  * SHA-256 (hex) over the method, the path with its query, and the body (canonical JSON for
- * JSON bodies, bytes otherwise). Web Crypto: it runs in Node, Bun, Deno and Workers alike.
+ * JSON bodies, bytes otherwise). Node's crypto where the runtime has it, Web Crypto elsewhere
+ * (Deno, Workers): the same hex either way.
  *
  * @example
  * import {requestFingerprint} from 'sendonce/server';
@@ -37,5 +34,5 @@ export async function requestFingerprint(method: string, path: string, contentTy
 	const bytes = new Uint8Array(head.length + canonical.length);
 	bytes.set(head);
 	bytes.set(canonical, head.length);
-	return hex(await subtle.digest('SHA-256', bytes));
+	return sha256Hex(bytes);
 }

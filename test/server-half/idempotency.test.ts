@@ -109,6 +109,13 @@ describe('the fingerprint', () => {
 		expect(await fingerprint('POST', '/f', 'application/json', '{oops')).toMatch(/^[\da-f]{64}$/);
 	});
 
+	test("Web Crypto, where Node's crypto is missing, gives the same digest", async () => {
+		const {sha256Hex} = await import('../../src/server/web-crypto.js');
+		const bytes = encode('{"a":1}');
+		expect(await sha256Hex(bytes, undefined)).toBe(await sha256Hex(bytes));
+		expect(await sha256Hex(bytes, undefined)).toBe('015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862');
+	});
+
 	test('the digest is SHA-256 over "METHOD path\\n" and the canonical body', async () => {
 		const {createHash} = await import('node:crypto');
 		expect(await fingerprint('post', '/o', 'application/json', '{"b":1,"a":2}')).toBe(createHash('sha256').update('POST /o\n{"a":2,"b":1}').digest('hex'));
@@ -201,6 +208,13 @@ describe('what is stored and replayed', () => {
 		const handle = idempotency({store: memoryKeyStore()})<{params: {id: string}}>(async (request, ctx) => Response.json({params: ctx.params, key: ctx.key, body: await request.json() as unknown}));
 		const response = await handle(request('ctx', {order: 9}), {params: {id: '42'}});
 		expect(await response.json()).toEqual({params: {id: '42'}, key: 'ctx', body: {order: 9}});
+	});
+
+	test('a handler that returns no Response fails the request with a TypeError and frees the key', async () => {
+		const store = memoryKeyStore();
+		const handle = idempotency({store})(async () => ({status: 201}) as unknown as Response);
+		await expect(handle(request('not-a-response'))).rejects.toThrow(/^Expected the handler to return a Response, got object/);
+		expect(await store.claim('not-a-response', {fingerprint: 'f', token: 't', lease: 1000})).toEqual({state: 'claimed'});
 	});
 
 	test('a store that fails after the work still sends the answer, and reports the failure', async () => {
