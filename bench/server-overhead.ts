@@ -19,6 +19,7 @@ import {readFile, writeFile} from 'node:fs/promises';
 import {fileURLToPath} from 'node:url';
 import pg from 'pg';
 import {createClient} from 'redis';
+import {postgresAnswers, redisAnswers} from '../test/server-half/services.js';
 import {median, ms, percentile, table} from './stats.js';
 
 function flag(name: string, fallback: number): number {
@@ -45,32 +46,6 @@ interface Run {
 	rps: number;
 	p50: number;
 	p99: number;
-}
-
-async function redisUp(): Promise<boolean> {
-	const client = createClient({url: REDIS_URL, socket: {connectTimeout: 2000, reconnectStrategy: false}});
-	client.on('error', () => undefined);
-	try {
-		await client.connect();
-		return true;
-	} catch {
-		return false;
-	} finally {
-		if (client.isOpen) client.destroy();
-	}
-}
-
-async function postgresUp(): Promise<boolean> {
-	const client = new pg.Client({connectionString: DATABASE_URL, connectionTimeoutMillis: 2000});
-	client.on('error', () => undefined);
-	try {
-		await client.connect();
-		return true;
-	} catch {
-		return false;
-	} finally {
-		await client.end().catch(() => undefined);
-	}
 }
 
 async function startTarget(variant: Variant): Promise<{child: ChildProcess; url: string}> {
@@ -154,9 +129,9 @@ const rate = (value: number) => Math.round(value).toLocaleString('en-US');
 
 const variants: Variant[] = ['bare', 'memory'];
 const missing: string[] = [];
-if (await redisUp()) variants.push('redis');
+if (await redisAnswers(REDIS_URL)) variants.push('redis');
 else missing.push(`Redis (${REDIS_URL})`);
-if (await postgresUp()) variants.push('postgres');
+if (await postgresAnswers(DATABASE_URL)) variants.push('postgres');
 else missing.push(`PostgreSQL (${DATABASE_URL})`);
 if (missing.length > 0) console.log(`skipped: no ${missing.join(', no ')}`);
 

@@ -1,5 +1,6 @@
-import {replayAnswer, readAnswer} from './answer.js';
+import {readAnswer} from './answer.js';
 import {corsHeaders, preflight, withHeaders} from './cors.js';
+import {answerDuplicate} from './duplicate.js';
 import {parseKeyHeader} from './key-header.js';
 import {bodyOf} from './known-body.js';
 import {keepLease} from './lease.js';
@@ -107,17 +108,7 @@ export function idempotency<Required extends boolean = false>(options?: Idempote
 			const token = randomUUID();
 			const found = await store.claim(id, {fingerprint, token, lease});
 
-			if (found.state !== 'claimed') {
-				if (found.fingerprint !== fingerprint) {
-					return problem(422, 'Idempotency key reused', `The ${settings.headerName} ${JSON.stringify(key)} was first used with another method, path or body. Send a new key for a new request.`);
-				}
-
-				if (found.state === 'running') {
-					return problem(409, 'Request in progress', `A request with the ${settings.headerName} ${JSON.stringify(key)} is still being processed. Retry after it completes.`, {'retry-after': String(settings.retryAfter)});
-				}
-
-				return replayAnswer(found.answer);
-			}
+			if (found.state !== 'claimed') return answerDuplicate(found, {key, fingerprint}, settings);
 
 			const report = (phase: 'renew' | 'complete' | 'release') => (error: unknown) => {
 				settings.onError(error, {key, phase});

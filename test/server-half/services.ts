@@ -18,7 +18,8 @@ declare module 'vitest' {
 	}
 }
 
-async function redisAnswers(url: string): Promise<boolean> {
+/** Whether Redis answers a PING at `url` within two seconds. */
+export async function redisAnswers(url: string): Promise<boolean> {
 	const client = createClient({url, socket: {connectTimeout: 2000, reconnectStrategy: false}});
 	client.on('error', () => undefined);
 	try {
@@ -32,7 +33,8 @@ async function redisAnswers(url: string): Promise<boolean> {
 	}
 }
 
-async function postgresAnswers(url: string): Promise<boolean> {
+/** Whether PostgreSQL answers a query at `url` within two seconds. */
+export async function postgresAnswers(url: string): Promise<boolean> {
 	const client = new pg.Client({connectionString: url, connectionTimeoutMillis: 2000});
 	client.on('error', () => undefined);
 	try {
