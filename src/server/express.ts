@@ -4,10 +4,24 @@ import {idempotency} from './idempotency.js';
 import {readBody, sendResponse, toRequest, type NodeRequest} from './node.js';
 import type {IdempotencyOptions} from './options.js';
 
-/** A request as Express hands it over: `body` is set when a body parser ran. */
+/**
+ * A request as Express hands it over: `body` is set when a body parser ran.
+ *
+ * @example
+ * import type {ExpressRequestLike} from 'sendonce/server';
+ *
+ * const userOf = (req: ExpressRequestLike) => String(req.headers['x-user-id']);
+ */
 export type ExpressRequestLike = NodeRequest & {body?: unknown; _body?: boolean};
 
-/** A response as Express hands it over: the key goes to `res.locals.idempotencyKey`. */
+/**
+ * A response as Express hands it over: the key goes to `res.locals.idempotencyKey`.
+ *
+ * @example
+ * import type {ExpressResponseLike} from 'sendonce/server';
+ *
+ * const keyOf = (res: ExpressResponseLike) => res.locals?.idempotencyKey as string | undefined;
+ */
 export type ExpressResponseLike = ServerResponse & {locals?: Record<string, unknown>};
 
 /**

@@ -1,7 +1,14 @@
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
 
-/** What an `Idempotency-Key` header holds: no key, a key, or why it is not one. */
+/**
+ * What an `Idempotency-Key` header holds: no key, a key, or why it is not one.
+ *
+ * @example
+ * import {parseKeyHeader, type ParsedKey} from 'sendonce/server';
+ *
+ * const parsed: ParsedKey = parseKeyHeader(request.headers.get('idempotency-key'));
+ */
 export type ParsedKey = {type: 'missing'} | {type: 'key'; key: string} | {type: 'malformed'; reason: string};
 
 /**

@@ -27,7 +27,14 @@ export type ClaimResult =
 	| {state: 'running'; fingerprint: string; leaseLeft: number}
 	| {state: 'done'; fingerprint: string; answer: StoredAnswer};
 
-/** What a claim writes: the request's fingerprint, the claimant's token and the lease in ms. */
+/**
+ * What a claim writes: the request's fingerprint, the claimant's token and the lease in ms.
+ *
+ * @example
+ * import type {Claim} from 'sendonce/server';
+ *
+ * const claim: Claim = {fingerprint: 'e3b0c442…', token: crypto.randomUUID(), lease: 30_000};
+ */
 export interface Claim {
 	fingerprint: string;
 	/** Random, unique per claim: only its holder may renew, complete or release it. */

@@ -32,7 +32,15 @@ export interface PostgresKeyStoreOptions {
 
 const IDENTIFIER = /^[A-Za-z_][\w$]{0,62}$/;
 
-/** The table's SQL (docs/server.md shows it for `table: 'sendonce_idempotency_keys'`). */
+/**
+ * The SQL that creates the store's table and its index, for a migration when `createTable`
+ * is false (docs/server.md shows it for the default table).
+ *
+ * @example
+ * import {tableSql} from 'sendonce/server/postgres';
+ *
+ * console.log(tableSql('billing.idempotency_keys'));
+ */
 export function tableSql(table = 'sendonce_idempotency_keys'): string {
 	const name = quoteTable(table);
 	const index = `"${table.split('.').at(-1)!}_expires_at"`;
