@@ -129,6 +129,23 @@ describe('expressIdempotency', () => {
 		expect(effects).toHaveLength(2);
 	});
 
+	test('mounted for OPTIONS too, it answers the preflight and adds CORS headers to the route', async () => {
+		const api = express();
+		const once = expressIdempotency({store: memoryKeyStore(), cors: {origin: 'https://shop.test'}});
+		api.options('/orders', once);
+		api.post('/orders', express.json(), once, (_request, response) => {
+			response.status(201).json({ok: true});
+		});
+		const url = await listen(createServer(api));
+		const preflight = await fetch(`${url}/orders`, {method: 'OPTIONS', headers: {origin: 'https://shop.test', 'access-control-request-method': 'POST'}});
+		const answer = await post(`${url}/orders`, 'cors-1', {}, {origin: 'https://shop.test'});
+
+		expect(preflight.status).toBe(204);
+		expect(preflight.headers.get('access-control-allow-headers')).toBe('Idempotency-Key, Content-Type');
+		expect(answer.headers.get('access-control-allow-origin')).toBe('https://shop.test');
+		expect(answer.headers.get('access-control-expose-headers')).toBe('Idempotent-Replayed, Retry-After');
+	});
+
 	test('without a body parser before it, it reads the body and hands the route parsed JSON', async () => {
 		const {api, effects} = app({}, false);
 		const url = await listen(createServer(api));
