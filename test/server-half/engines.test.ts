@@ -5,7 +5,7 @@ import type pg from 'pg';
 import {afterAll, beforeAll, describe, expect, inject, test} from 'vitest';
 import {postgresKeyStore, tableSql} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
-import {dropTable, openPool, uniqueName} from './stores.js';
+import {dropTable, openNodeRedis, openPool, uniqueName} from './stores.js';
 
 const claim = (lease = 30_000) => ({fingerprint: 'f', token: randomUUID(), lease});
 
@@ -36,6 +36,24 @@ describe('what the store factories accept', () => {
 
 	test('postgresKeyStore refuses what is not a pool', () => {
 		expect(() => postgresKeyStore({} as never)).toThrow(/^Expected `pool` to be a pg Pool or Client \(an object with `query`\), got object/);
+	});
+});
+
+describe.skipIf(inject('redisUrl') === null)('redisKeyStore on a real Redis', () => {
+	test('after SCRIPT FLUSH (a restarted Redis) the scripts are sent again and the claim works', async () => {
+		const client = await openNodeRedis();
+		const prefix = `sendonce-test:${uniqueName()}:`;
+		const sent: string[] = [];
+		const store = redisKeyStore({sendCommand: async (args: string[]) => (sent.push(args[0]!), client.sendCommand(args))}, {prefix});
+		try {
+			await client.sendCommand(['SCRIPT', 'FLUSH']);
+			expect(await store.claim('k', claim())).toEqual({state: 'claimed'});
+			expect(await store.claim('k', claim())).toMatchObject({state: 'running', fingerprint: 'f'});
+			expect(sent).toEqual(['EVALSHA', 'EVAL', 'EVALSHA']);
+		} finally {
+			await client.del(`${prefix}k`);
+			client.destroy();
+		}
 	});
 });
 
