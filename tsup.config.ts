@@ -2,7 +2,15 @@ import {defineConfig} from 'tsup';
 
 // One entry per subpath in package.json's `exports`.
 export default defineConfig({
-	entry: {index: 'src/index.ts', react: 'src/react.ts', vue: 'src/vue.ts', 'react-native': 'src/react-native.ts'},
+	entry: {
+		index: 'src/index.ts',
+		react: 'src/react.ts',
+		vue: 'src/vue.ts',
+		'react-native': 'src/react-native.ts',
+		server: 'src/server.ts',
+		'server/redis': 'src/server/redis.ts',
+		'server/postgres': 'src/server/postgres.ts',
+	},
 	format: ['esm', 'cjs'],
 	dts: true,
 	clean: true,
@@ -10,6 +18,6 @@ export default defineConfig({
 	treeshake: true,
 	// The bindings share the core's chunk instead of carrying a copy of it (in CJS too).
 	splitting: true,
-	// Framework packages are optional peers, never bundled.
-	external: ['react', 'vue'],
+	// Framework and database client packages are optional peers, never bundled.
+	external: ['react', 'vue', 'pg', 'redis', 'ioredis'],
 });

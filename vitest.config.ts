@@ -24,6 +24,17 @@ export default defineConfig({
 			},
 			{
 				test: {
+					// sendonce/server, against memory and the real Redis and PostgreSQL when they answer.
+					name: 'server',
+					include: ['test/server-half/**/*.test.ts'],
+					environment: 'node',
+					globalSetup: ['test/server-half/services.ts'],
+					testTimeout: 20_000,
+					hookTimeout: 20_000,
+				},
+			},
+			{
+				test: {
 					// Real Chromium, driven from Node: reloads, restarts, tabs and IndexedDB.
 					name: 'browser',
 					include: ['test/browser/**/*.test.ts'],

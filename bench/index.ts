@@ -43,7 +43,9 @@ const log = (text = '') => console.log(text);
 async function report(data: BenchData): Promise<void> {
 	const all = tables(data);
 	log(`\n## Duplicates under faults\n\n${all.sweep}\n\n## Overhead per intent, Node\n\n${all.node}\n\n## Overhead per intent, Chromium\n\n${all.page}\n\n## list() and resume(), Chromium IndexedDB\n\n${all.scale}\n\n${all.profile}\n\n${all.functions}\n\n## Size budgets\n\n${formatSizes(data.sizes)}\n`);
-	await writeFile(here('RESULTS.md'), renderResults(data));
+	// `npm run bench:server` owns a section of its own: keep it.
+	const server = /<!-- bench:server -->[\s\S]*<!-- \/bench:server -->/.exec(await readFile(here('RESULTS.md'), 'utf8').catch(() => ''))?.[0];
+	await writeFile(here('RESULTS.md'), server ? `${renderResults(data).trimEnd()}\n\n${server}\n` : renderResults(data));
 	await writeFile(here('duplicates.svg'), chart(data));
 	log('Wrote bench/RESULTS.md and bench/duplicates.svg.');
 }

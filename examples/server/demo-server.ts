@@ -1,6 +1,7 @@
 /**
  * The demo's server: one local port serves the built contact-form example, an idempotent
- * `POST /api/contact` that honours sendonce's server contract (our `ContractServer`), and a
+ * `POST /api/contact` served by our own server half (`idempotency()` from `sendonce/server`
+ * on a memory store, inside the test suite's `ContractServer`, which adds the faults), and a
  * small control panel for breaking the network on purpose.
  *
  *   POST /api/contact   {name, email, message} → 201 {id, delivered} | 400 {error, reason}

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import {afterAll, beforeAll, expect, test} from 'vitest';
 import {createClient} from '../../src/index.js';
-import {startContractServer, type ContractServer, type Fault} from '../server/contract-server.js';
+import {startContractServer, type ContractServer} from '../server/contract-server.js';
+import {anyFault} from '../server/fault-arbitrary.js';
 
 let server: ContractServer;
 beforeAll(async () => {
@@ -9,15 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-const fault: fc.Arbitrary<Fault | undefined> = fc.oneof(
-	fc.constant(undefined),
-	fc.constant({type: 'lose-reply'} as const),
-	fc.record({type: fc.constant('error-after' as const), status: fc.constantFrom(500, 502, 504)}),
-	fc.record({type: fc.constant('error-before' as const), status: fc.constantFrom(500, 503)}),
-	fc.constant({type: 'drop-before'} as const),
-	fc.record({type: fc.constant('slow' as const), ms: fc.integer({min: 20, max: 80})}),
-	fc.constant({type: 'rate-limit', seconds: 0} as const),
-);
+const fault = anyFault();
 
 let runs = 0;
 

@@ -23,7 +23,7 @@ const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) 
 /** Every entry point in package.json's `exports`: its specifier, and the source tsup builds it from. */
 const entryPoints = Object.entries(manifest.exports).flatMap(([subpath, target]) => {
 	if (typeof target === 'string') return [];
-	const built = /^\.\/dist\/(?<name>[\w-]+)\.js$/.exec(target.import.default)?.groups?.name;
+	const built = /^\.\/dist\/(?<name>[\w/-]+)\.js$/.exec(target.import.default)?.groups?.name;
 	return [{specifier: manifest.name + subpath.slice(1), built, target}];
 });
 
@@ -69,7 +69,7 @@ describe.concurrent('the tarball', () => {
 		for (const file of named) expect(packedFiles, `package.json names ${file}`).toContain(file.slice(2));
 		expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']));
 		// No source maps (they would point at sources the package does not ship), tests or benchmarks.
-		const unexpected = packedFiles.filter(file => !/^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/[\w-]+\.(?:js|cjs|d\.ts|d\.cts))$/.test(file));
+		const unexpected = packedFiles.filter(file => !/^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(?:server\/)?[\w-]+\.(?:js|cjs|d\.ts|d\.cts))$/.test(file));
 		expect(unexpected).toEqual([]);
 	});
 

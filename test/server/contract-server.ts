@@ -1,6 +1,7 @@
-import {createHash} from 'node:crypto';
+import {AsyncLocalStorage} from 'node:async_hooks';
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http';
 import type {AddressInfo} from 'node:net';
+import {idempotency, memoryKeyStore, type FetchHandler, type KeyStore, type MemoryKeyStore} from '../../src/server.js';
 
 /**
  * What the server does to one request, besides honouring the contract:
@@ -35,9 +36,13 @@ interface StoredAnswer {
 	body: string;
 }
 
-interface KeyEntry {
-	fingerprint: string;
-	answer?: StoredAnswer;
+/** What the handler needs of the request it serves: the fault drawn for it, and whether the work ran. */
+interface Pending {
+	body: string;
+	fault: Fault | undefined;
+	worked: boolean;
+	/** Resolves when this request's claim is made (or it needs none): the next request may claim. */
+	claimed: () => void;
 }
 
 export interface ContractServerOptions {
@@ -47,10 +52,7 @@ export interface ContractServerOptions {
 	conflictRetryAfter?: number;
 	/** How long the work takes when no fault says otherwise. @default 0 */
 	workMs?: number;
-	/**
-	 * The work itself: what to answer for a body, done under `key` (undefined without one);
-	 * undefined falls back to the default. @default 201 with `{id, order, effects}`
-	 */
+	/** The work itself: what to answer for a body. @default 201 with `{id, order, effects}` */
 	work?: (body: unknown, key: string | undefined) => StoredAnswer | undefined;
 	/** Decides a fault per request, after the queued ones run out. */
 	faultFor?: (request: {key: string | undefined; path: string; index: number}) => Fault | undefined;
@@ -64,12 +66,15 @@ export interface ContractServerOptions {
 }
 
 /**
- * A local HTTP server that honours sendonce's server contract (SPEC.md, "The server side"):
- * it claims the key atomically before the work, answers 409 while that work runs, 422 for
- * the key reused with another body, and stores and replays its answer with
- * `Idempotent-Replayed: true`. Faults can be injected per request; effects are counted per
- * order (the body's `order` field, else the whole body), so duplicates show whatever keys
- * the client sent. Requests without a key are simply performed.
+ * A local HTTP server that honours sendonce's server contract with our own server half
+ * (`sendonce/server` on a memory store): it claims the key atomically before the work,
+ * answers 409 while that work runs, 422 for the key reused with another body, and stores and
+ * replays its answer with `Idempotent-Replayed: true`; a 5xx from the work releases the key.
+ * Faults can be injected per request, around the idempotency layer: `error-before`,
+ * `drop-before` and `rate-limit` in front of it, `slow` inside the work, and `lose-reply` and
+ * `error-after` once the work is done and stored. Effects are counted per order (the body's
+ * `order` field, else the whole body), so duplicates show whatever keys the client sent.
+ * Requests without a key are simply performed.
  */
 export class ContractServer {
 	readonly requests: SeenRequest[] = [];
@@ -78,13 +83,39 @@ export class ContractServer {
 	readonly faults: Fault[] = [];
 	/** Work started and not yet finished (a client may have given up on it). */
 	inFlight = 0;
-	readonly #keys = new Map<string, KeyEntry>();
+	readonly #keys: MemoryKeyStore = memoryKeyStore();
+	readonly #pending = new WeakMap<Request, Pending>();
+	/**
+	 * Claims are made in the order requests arrive, as they were when this server claimed keys
+	 * synchronously: tests that release two waiting requests at once expect the first to get
+	 * the work and the second its 409. The server half hashes the body asynchronously first, so
+	 * each claim waits for the one before it (`#turn`), found through the request's async context.
+	 */
+	readonly #current = new AsyncLocalStorage<Promise<void>>();
+	#turn: Promise<void> = Promise.resolve();
+	readonly #api: FetchHandler;
 	readonly #options: ContractServerOptions;
 	readonly #server: Server;
 	#url = '';
 
 	constructor(options: ContractServerOptions = {}) {
 		this.#options = options;
+		const keys = this.#keys;
+		const store: KeyStore = {
+			claim: async (id, claim) => {
+				await this.#current.getStore();
+				return keys.claim(id, claim);
+			},
+			renew: async (id, renewal) => keys.renew(id, renewal),
+			complete: async (id, completion) => keys.complete(id, completion),
+			release: async (id, release) => keys.release(id, release),
+		};
+		const once = idempotency({store, headerName: options.headerName ?? 'idempotency-key', retryAfter: options.conflictRetryAfter ?? 1});
+		this.#api = once(async (request, {key}) => {
+			const pending = this.#pending.get(request)!;
+			pending.claimed();
+			return this.#perform(pending, key);
+		});
 		this.#server = createServer((request, response) => {
 			void this.#handle(request, response);
 		});
@@ -176,50 +207,53 @@ export class ContractServer {
 			return;
 		}
 
-		const fingerprint = createHash('sha256').update(`${request.method} ${path}\n${body}`).digest('hex');
-		if (key !== undefined) {
-			const entry = this.#keys.get(key);
-			if (entry && entry.fingerprint !== fingerprint) {
-				answer(422, JSON.stringify({error: 'idempotency key reused with another request'}));
-				return;
-			}
-
-			if (entry && !entry.answer) {
-				const retryAfter = this.#options.conflictRetryAfter;
-				answer(409, JSON.stringify({error: 'a request with this key is in progress'}), retryAfter === undefined ? {} : {'retry-after': String(retryAfter)});
-				return;
-			}
-
-			if (entry?.answer) {
-				answer(entry.answer.status, entry.answer.body, {'idempotent-replayed': 'true'});
-				return;
-			}
-
-			// Claim the key before the work: a duplicate arriving now gets 409.
-			this.#keys.set(key, {fingerprint});
+		const previous = this.#turn;
+		let claimed!: () => void;
+		this.#turn = new Promise(resolve => {
+			claimed = resolve;
+		});
+		const pending: Pending = {body, fault, worked: false, claimed};
+		const apiRequest = new Request(new URL(path, 'http://127.0.0.1'), {
+			method: request.method,
+			headers: Object.entries(request.headers).flatMap(([name, value]) => (value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(item => [name, item] as [string, string]))),
+			...(request.method === 'GET' || request.method === 'HEAD' ? {} : {body}),
+		});
+		this.#pending.set(apiRequest, pending);
+		let reply: Response;
+		try {
+			reply = await this.#current.run(previous, async () => this.#api(apiRequest));
+		} finally {
+			claimed();
 		}
 
-		const workMs = fault?.type === 'slow' ? fault.ms ?? 300 : this.#options.workMs ?? 0;
-		this.inFlight++;
-		if (workMs > 0) await new Promise(resolve => setTimeout(resolve, workMs));
-		const stored = this.#work(body, key);
-		this.inFlight--;
-		if (key !== undefined) {
-			if (stored.status >= 500) this.#keys.delete(key);
-			else this.#keys.set(key, {fingerprint, answer: stored});
-		}
+		const text = await reply.text();
 
-		if (fault?.type === 'lose-reply') {
+		// The work is done (and stored, or its key released): now the network loses the reply, or a proxy swaps it.
+		if (pending.worked && fault?.type === 'lose-reply') {
 			drop();
 			return;
 		}
 
-		if (fault?.type === 'error-after') {
+		if (pending.worked && fault?.type === 'error-after') {
 			answer(fault.status ?? 502, JSON.stringify({error: 'bad gateway'}));
 			return;
 		}
 
-		answer(stored.status, stored.body);
+		const headers = Object.fromEntries(reply.headers);
+		// Without `conflictRetryAfter` a 409 says nothing of when to ask again, as before.
+		if (this.#options.conflictRetryAfter === undefined) delete headers['retry-after'];
+		answer(reply.status, text, headers);
+	}
+
+	async #perform(pending: Pending, key: string | undefined): Promise<Response> {
+		const {fault} = pending;
+		const workMs = fault?.type === 'slow' ? fault.ms ?? 300 : this.#options.workMs ?? 0;
+		this.inFlight++;
+		if (workMs > 0) await new Promise(resolve => setTimeout(resolve, workMs));
+		const stored = this.#work(pending.body, key);
+		this.inFlight--;
+		pending.worked = true;
+		return new Response(stored.body, {status: stored.status, headers: {'content-type': 'application/json'}});
 	}
 
 	#work(body: string, key: string | undefined): StoredAnswer {

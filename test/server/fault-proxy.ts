@@ -6,7 +6,8 @@ import type {Fault} from './contract-server.js';
  * A fault-injecting HTTP proxy, to put in front of a server we did not write: it forwards
  * each request upstream and then, per the next queued fault, loses the reply (drops the
  * client's connection after the upstream answered), swaps the answer for a 5xx after the
- * work, or answers a 5xx / drops without forwarding.
+ * work, or answers a 5xx / drops without forwarding. A `slow` fault is passed upstream as an
+ * `x-fault-slow-ms` header, for an upstream that can make its work slow.
  */
 export class FaultProxy {
 	readonly faults: Fault[] = [];
@@ -29,7 +30,9 @@ export class FaultProxy {
 			}
 
 			const target = new URL(incoming.url ?? '/', this.#upstream);
-			const forward = httpRequest(target, {method: incoming.method, headers: incoming.headers}, answer => {
+			// The proxy cannot slow the upstream's work: it asks, and an upstream that reads the header obliges.
+			const headers = fault?.type === 'slow' ? {...incoming.headers, 'x-fault-slow-ms': String(fault.ms ?? 300)} : incoming.headers;
+			const forward = httpRequest(target, {method: incoming.method, headers}, answer => {
 				const chunks: Buffer[] = [];
 				answer.on('data', (chunk: Buffer) => chunks.push(chunk));
 				answer.on('end', () => {

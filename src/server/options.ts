@@ -1,0 +1,223 @@
+import type {KeyStore} from './key-store.js';
+import {memoryKeyStore} from './memory.js';
+
+/**
+ * Cross-origin settings for browser clients: which origins may call, and the headers they
+ * need (`Idempotency-Key` allowed; `Idempotent-Replayed` and `Retry-After` exposed).
+ *
+ * @example
+ * import {idempotency, type CorsOptions} from 'sendonce/server';
+ *
+ * const cors: CorsOptions = {origin: ['https://shop.example'], credentials: true, allowHeaders: ['authorization']};
+ * const once = idempotency({cors});
+ */
+export interface CorsOptions {
+	/** `'*'` (any origin, without credentials), one origin, a list, or a test. */
+	origin: string | readonly string[] | ((origin: string) => boolean);
+	/** Send `Access-Control-Allow-Credentials: true` (cookies, HTTP auth). @default false */
+	credentials?: boolean;
+	/** Request headers to allow besides the key header and `Content-Type`. @default [] */
+	allowHeaders?: readonly string[];
+	/** Response headers to expose besides `Idempotent-Replayed` and `Retry-After`. @default [] */
+	exposeHeaders?: readonly string[];
+	/** Seconds a browser may cache a preflight answer. @default 600 */
+	maxAge?: number;
+}
+
+/**
+ * How `idempotency()` honours keys.
+ *
+ * @example
+ * import {idempotency, memoryKeyStore, type IdempotencyOptions} from 'sendonce/server';
+ *
+ * const options: IdempotencyOptions<true> = {store: memoryKeyStore(), required: true, lease: 10_000};
+ * const once = idempotency(options);
+ */
+export interface IdempotencyOptions<Required extends boolean = boolean> {
+	/** Where keys are claimed and answers kept. @default memoryKeyStore() (one process: dev and tests) */
+	store?: KeyStore;
+	/** How long an answer is replayed, in ms. @default 86_400_000 (24 h) */
+	ttl?: number;
+	/** How long a claim lives unless the running handler renews it (it does, every third of it), in ms. @default 30_000 */
+	lease?: number;
+	/** Keys are per scope (user, tenant): the same key in two scopes is two keys. @default one scope for all */
+	scope?: (request: Request) => string | Promise<string>;
+	/** A request of `methods` without a key gets 400; otherwise it runs without idempotency. @default false */
+	required?: Required;
+	/** The request header that carries the key. @default 'Idempotency-Key' */
+	headerName?: string;
+	/** The methods whose keys are honoured; others pass straight to the handler. @default ['POST', 'PUT', 'PATCH', 'DELETE'] */
+	methods?: readonly string[];
+	/** Seconds a 409 (the same key still running) asks the client to wait. @default 1 */
+	retryAfter?: number;
+	/** Store and replay 5xx answers instead of releasing the key for a retry. @default false */
+	storeServerErrors?: boolean;
+	/** Response headers to store and replay besides the safe set (content-type, location, etag, …). @default [] */
+	replayHeaders?: readonly string[];
+	/** CORS headers for browser clients on other origins, and preflight answers; `true` is `{origin: '*'}`. @default undefined (no CORS headers) */
+	cors?: CorsOptions | boolean;
+	/** Told when the store fails after the handler ran (the answer is still sent). @default console.error */
+	onError?: (error: unknown, context: {key: string; phase: 'renew' | 'complete' | 'release'}) => void;
+}
+
+export interface NormalizedCors {
+	origin: (origin: string) => string | undefined;
+	credentials: boolean;
+	allowHeaders: string;
+	exposeHeaders: string;
+	maxAge: number;
+}
+
+export interface NormalizedOptions {
+	store: KeyStore;
+	ttl: number;
+	lease: number;
+	scope: ((request: Request) => string | Promise<string>) | undefined;
+	required: boolean;
+	headerName: string;
+	methods: ReadonlySet<string>;
+	retryAfter: number;
+	storeServerErrors: boolean;
+	replayHeaders: ReadonlySet<string>;
+	cors: NormalizedCors | undefined;
+	onError: NonNullable<IdempotencyOptions['onError']>;
+}
+
+/** Response headers that describe the answer and hold nothing of one client's session. */
+export const SAFE_HEADERS = [
+	'content-type',
+	'content-language',
+	'content-encoding',
+	'content-disposition',
+	'location',
+	'link',
+	'etag',
+	'last-modified',
+	'cache-control',
+	'expires',
+	'vary',
+] as const;
+
+const DEFAULT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
+const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
+
+function describe(value: unknown): string {
+	if (typeof value === 'string') return JSON.stringify(value);
+	if (value === null || typeof value !== 'object') return String(value);
+	return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+function integer(name: string, value: unknown, fallback: number, {zero = false} = {}): number {
+	if (value === undefined) return fallback;
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (value === 0 && !zero)) {
+		throw new TypeError(`Expected \`${name}\` to be a ${zero ? 'non-negative' : 'positive'} integer, got ${describe(value)}`);
+	}
+
+	return value;
+}
+
+function boolean(name: string, value: unknown, fallback: boolean): boolean {
+	if (value === undefined) return fallback;
+	if (typeof value !== 'boolean') throw new TypeError(`Expected \`${name}\` to be a boolean, got ${describe(value)}`);
+	return value;
+}
+
+function headerNames(name: string, value: unknown): string[] {
+	if (value === undefined) return [];
+	if (!Array.isArray(value) || !value.every(item => typeof item === 'string' && TOKEN.test(item))) {
+		throw new TypeError(`Expected \`${name}\` to be an array of header names, got ${describe(value)}`);
+	}
+
+	return value as string[];
+}
+
+function normalizeOrigin(value: unknown): NormalizedCors['origin'] {
+	if (value === '*') return () => '*';
+	if (typeof value === 'string' && value !== '') return origin => (origin === value ? origin : undefined);
+	if (Array.isArray(value) && value.length > 0 && value.every(item => typeof item === 'string' && item !== '' && item !== '*')) {
+		const allowed = new Set(value as string[]);
+		return origin => (allowed.has(origin) ? origin : undefined);
+	}
+
+	if (typeof value === 'function') return origin => ((value as (origin: string) => unknown)(origin) === true ? origin : undefined);
+	throw new TypeError(`Expected \`cors.origin\` to be '*', an origin, a non-empty array of origins or a function, got ${describe(value)}`);
+}
+
+function normalizeCors(value: unknown, headerName: string): NormalizedCors | undefined {
+	if (value === undefined || value === false) return undefined;
+	const cors = value === true ? {origin: '*'} : value;
+	if (typeof cors !== 'object' || cors === null || Array.isArray(cors)) {
+		throw new TypeError(`Expected \`cors\` to be a boolean or an object with \`origin\`, got ${describe(value)}`);
+	}
+
+	const options = cors as Partial<CorsOptions>;
+	const credentials = boolean('cors.credentials', options.credentials, false);
+	if (credentials && options.origin === '*') {
+		throw new TypeError('Expected `cors.origin` to name the allowed origins when `cors.credentials` is true: browsers refuse credentials with `*`');
+	}
+
+	return {
+		origin: normalizeOrigin(options.origin),
+		credentials,
+		allowHeaders: [headerName, 'Content-Type', ...headerNames('cors.allowHeaders', options.allowHeaders)].join(', '),
+		exposeHeaders: ['Idempotent-Replayed', 'Retry-After', ...headerNames('cors.exposeHeaders', options.exposeHeaders)].join(', '),
+		maxAge: integer('cors.maxAge', options.maxAge, 600, {zero: true}),
+	};
+}
+
+function isKeyStore(value: unknown): value is KeyStore {
+	const store = value as Partial<Record<keyof KeyStore, unknown>> | null;
+	return typeof store === 'object' && store !== null && ['claim', 'renew', 'complete', 'release'].every(name => typeof store[name as keyof KeyStore] === 'function');
+}
+
+/** Validates `options` once and fills in every default. */
+export function normalizeOptions(options: unknown): NormalizedOptions {
+	if (options === undefined) options = {};
+	if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+		throw new TypeError(`Expected \`options\` to be an object, got ${describe(options)}`);
+	}
+
+	const given = options as IdempotencyOptions & Record<string, unknown>;
+	if (given.store !== undefined && !isKeyStore(given.store)) {
+		throw new TypeError(`Expected \`store\` to be a key store with claim, renew, complete and release (memoryKeyStore(), redisKeyStore(client), postgresKeyStore(pool)), got ${describe(given.store)}`);
+	}
+
+	if (given.scope !== undefined && typeof given.scope !== 'function') {
+		throw new TypeError(`Expected \`scope\` to be a function of the request, got ${describe(given.scope)}`);
+	}
+
+	if (given.onError !== undefined && typeof given.onError !== 'function') {
+		throw new TypeError(`Expected \`onError\` to be a function, got ${describe(given.onError)}`);
+	}
+
+	const headerName = given.headerName ?? 'Idempotency-Key';
+	if (typeof headerName !== 'string' || !TOKEN.test(headerName)) {
+		throw new TypeError(`Expected \`headerName\` to be a header name, got ${describe(given.headerName)}`);
+	}
+
+	const methods = given.methods ?? DEFAULT_METHODS;
+	if (!Array.isArray(methods) || methods.length === 0 || !methods.every(method => typeof method === 'string' && TOKEN.test(method))) {
+		throw new TypeError(`Expected \`methods\` to be a non-empty array of HTTP methods, got ${describe(given.methods)}`);
+	}
+
+	const lease = integer('lease', given.lease, 30_000);
+	const ttl = integer('ttl', given.ttl, 86_400_000);
+	if (ttl < lease) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least \`lease\` (${lease} ms): an answer is kept at least as long as a claim`);
+
+	return {
+		store: given.store ?? memoryKeyStore(),
+		ttl,
+		lease,
+		scope: given.scope,
+		required: boolean('required', given.required, false),
+		headerName,
+		methods: new Set((methods as string[]).map(method => method.toUpperCase())),
+		retryAfter: integer('retryAfter', given.retryAfter, 1, {zero: true}),
+		storeServerErrors: boolean('storeServerErrors', given.storeServerErrors, false),
+		replayHeaders: new Set([...SAFE_HEADERS, ...headerNames('replayHeaders', given.replayHeaders).map(name => name.toLowerCase())]),
+		cors: normalizeCors(given.cors, headerName),
+		onError: given.onError ?? ((error, {key, phase}) => {
+			console.error(`sendonce/server: the key store failed to ${phase} key ${key}`, error);
+		}),
+	};
+}

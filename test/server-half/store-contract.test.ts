@@ -1,0 +1,256 @@
+import {randomUUID} from 'node:crypto';
+import {afterAll, afterEach, beforeAll, describe, expect, test, vi} from 'vitest';
+import {idempotency, type KeyStore, type StoredAnswer} from '../../src/server.js';
+import {storeKinds, type OpenStore} from './stores.js';
+
+// Short leases against the real engines where a test waits one out (their clocks cannot be
+// faked), and long ones everywhere else, so that a busy machine cannot end a claim early.
+const LEASE = 250;
+const TTL = 800;
+const LONG = 30_000;
+
+const answer: StoredAnswer = {
+	status: 201,
+	headers: {'content-type': 'application/octet-stream', location: '/orders/7'},
+	// Bytes that are not UTF-8: the body is stored as bytes.
+	body: Uint8Array.from([0, 1, 2, 0xff, 0xfe, 0x80, 123]),
+};
+
+const claim = (fingerprint = 'f1', lease = LONG) => ({fingerprint, token: randomUUID(), lease});
+
+for (const kind of storeKinds) {
+	// The engines' tests mostly wait out real leases: they wait together. Memory's share one fake clock.
+	describe.skipIf(!kind.available)(`key store contract: ${kind.name}`, {concurrent: !kind.fakeClock}, () => {
+		let opened: OpenStore;
+		let store: KeyStore;
+		beforeAll(async () => {
+			opened = await kind.open();
+			store = opened.store;
+		});
+		afterAll(async () => opened?.close());
+		afterEach(() => {
+			vi.useRealTimers();
+		});
+
+		// Memory runs on Date.now(), which fake timers move; the engines wait out real time.
+		const pass = async (ms: number) => {
+			if (kind.fakeClock) vi.setSystemTime(Date.now() + ms);
+			else await new Promise(resolve => setTimeout(resolve, ms));
+		};
+
+		const fakeClock = () => {
+			if (kind.fakeClock) vi.useFakeTimers({toFake: ['Date']});
+		};
+
+		let serial = 0;
+		const id = () => `key-${++serial}-${randomUUID()}`;
+
+		test('the first claim takes the key; the next sees it running, with its fingerprint and the lease left', async () => {
+			const key = id();
+			expect(await store.claim(key, claim('f1'))).toEqual({state: 'claimed'});
+			const second = await store.claim(key, claim('f2'));
+			expect(second).toMatchObject({state: 'running', fingerprint: 'f1'});
+			expect(second.state === 'running' && second.leaseLeft).toBeGreaterThan(0);
+			expect(second.state === 'running' && second.leaseLeft).toBeLessThanOrEqual(LONG);
+		});
+
+		test('of 25 concurrent claims on one key exactly one takes it', async () => {
+			const key = id();
+			const results = await Promise.all(Array.from({length: 25}, async () => store.claim(key, claim())));
+			expect(results.filter(result => result.state === 'claimed')).toHaveLength(1);
+			expect(results.filter(result => result.state === 'running')).toHaveLength(24);
+		});
+
+		test('a completed key replays its answer, byte for byte, with the first fingerprint', async () => {
+			const key = id();
+			const mine = claim('f1');
+			await store.claim(key, mine);
+			expect(await store.complete(key, {token: mine.token, fingerprint: 'f1', answer, ttl: 60_000})).toBe(true);
+
+			const replay = await store.claim(key, claim('f1'));
+			expect(replay).toMatchObject({state: 'done', fingerprint: 'f1', answer: {status: 201, headers: answer.headers}});
+			expect(replay.state === 'done' && [...replay.answer.body]).toEqual([...answer.body]);
+			expect(await store.claim(key, claim('other'))).toMatchObject({state: 'done', fingerprint: 'f1'});
+		});
+
+		test('a claim whose lease ran out is taken by the next request; the old holder can no longer renew or complete', async () => {
+			fakeClock();
+			const key = id();
+			const old = claim('f1', LEASE);
+			await store.claim(key, old);
+			await pass(LEASE + 50);
+
+			const next = claim();
+			expect(await store.claim(key, next)).toEqual({state: 'claimed'});
+			expect(await store.renew(key, {token: old.token, lease: LEASE})).toBe(false);
+			expect(await store.complete(key, {token: old.token, fingerprint: 'f1', answer, ttl: 60_000})).toBe(false);
+			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
+		});
+
+		test('renewing keeps a claim past its first lease', async () => {
+			fakeClock();
+			// Renewed every quarter lease: a busy machine may be late by most of a lease and still renew in time.
+			const lease = 4 * LEASE;
+			const key = id();
+			const mine = claim('f1', lease);
+			await store.claim(key, mine);
+			for (let step = 0; step < 5; step++) {
+				await pass(lease / 4);
+				expect(await store.renew(key, {token: mine.token, lease})).toBe(true);
+			}
+
+			// More than a lease has passed since the claim: still held.
+			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
+			await pass(lease + 50);
+			expect(await store.claim(key, claim())).toEqual({state: 'claimed'});
+		});
+
+		test('an answer completed after the lease ran out unclaimed is still stored', async () => {
+			fakeClock();
+			const key = id();
+			const mine = claim('f1', LEASE);
+			await store.claim(key, mine);
+			await pass(LEASE + 50);
+			expect(await store.complete(key, {token: mine.token, fingerprint: 'f1', answer, ttl: 60_000})).toBe(true);
+			expect(await store.claim(key, claim())).toMatchObject({state: 'done', answer: {status: 201}});
+		});
+
+		test('release gives the key up; a release with another token changes nothing', async () => {
+			const key = id();
+			const mine = claim();
+			await store.claim(key, mine);
+			await store.release(key, {token: randomUUID()});
+			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
+
+			await store.release(key, {token: mine.token});
+			expect(await store.claim(key, claim())).toEqual({state: 'claimed'});
+		});
+
+		test('a stored answer is replayed for its ttl, then the key is free again', async () => {
+			fakeClock();
+			const key = id();
+			const mine = claim();
+			await store.claim(key, mine);
+			await store.complete(key, {token: mine.token, fingerprint: 'f1', answer, ttl: TTL});
+			expect(await store.claim(key, claim())).toMatchObject({state: 'done'});
+			await pass(TTL + 50);
+			expect(await store.claim(key, claim())).toEqual({state: 'claimed'});
+		});
+
+		test('two ids are two keys', async () => {
+			const key = id();
+			await store.claim(`alice ${key}`, claim());
+			expect(await store.claim(`bob ${key}`, claim())).toEqual({state: 'claimed'});
+		});
+	});
+
+	describe.skipIf(!kind.available)(`idempotency() over ${kind.name}`, () => {
+		let opened: OpenStore;
+		beforeAll(async () => {
+			opened = await kind.open();
+		});
+		afterAll(async () => opened?.close());
+
+		let effects = 0;
+		const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>
+			new Request('http://api.test/orders', {method: 'POST', headers: {'idempotency-key': key, 'content-type': 'application/json', ...headers}, body: JSON.stringify(body)});
+
+		const make = (extra: Parameters<typeof idempotency>[0] = {}, work: (request: Request) => Promise<Response> | Response = async () => Response.json({effect: ++effects}, {status: 201})) =>
+			idempotency({store: opened.store, ...extra})(work);
+
+		test('a duplicate gets the stored answer with Idempotent-Replayed, and the handler runs once', async () => {
+			const handle = make();
+			const key = randomUUID();
+			const first = await handle(post(key, {a: 1, b: 2}));
+			// The same values in another key order are the same request.
+			const again = await handle(post(key, {b: 2, a: 1}));
+
+			expect(first.status).toBe(201);
+			expect(first.headers.get('idempotent-replayed')).toBeNull();
+			expect(again.status).toBe(201);
+			expect(again.headers.get('idempotent-replayed')).toBe('true');
+			expect(again.headers.get('content-type')).toBe('application/json');
+			expect(await again.json()).toEqual(await first.json());
+		});
+
+		test('the same key with another body gets 422 problem+json', async () => {
+			const handle = make();
+			const key = randomUUID();
+			await handle(post(key, {order: 1}));
+			const other = await handle(post(key, {order: 2}));
+
+			expect(other.status).toBe(422);
+			expect(other.headers.get('content-type')).toBe('application/problem+json');
+			expect(await other.json()).toMatchObject({status: 422, title: 'Idempotency key reused'});
+		});
+
+		test('the same key in two scopes runs twice; the same scope replays', async () => {
+			const before = effects;
+			const handle = make({scope: request => request.headers.get('x-user') ?? 'anonymous'});
+			const key = randomUUID();
+			const alice = await handle(post(key, {order: 1}, {'x-user': 'alice'}));
+			const bob = await handle(post(key, {order: 1}, {'x-user': 'bob'}));
+			const aliceAgain = await handle(post(key, {order: 1}, {'x-user': 'alice'}));
+
+			expect(effects - before).toBe(2);
+			expect(bob.headers.get('idempotent-replayed')).toBeNull();
+			expect(await aliceAgain.json()).toEqual(await alice.json());
+		});
+
+		test('a duplicate while the first runs gets 409 with Retry-After', async () => {
+			let finish!: () => void;
+			const handle = make({retryAfter: 2}, async () => {
+				await new Promise<void>(resolve => {
+					finish = resolve;
+				});
+				return new Response('done', {status: 201});
+			});
+			const key = randomUUID();
+			const first = handle(post(key, {order: 1}));
+			await vi.waitFor(() => {
+				expect(finish).toBeTypeOf('function');
+			});
+			const duplicate = await handle(post(key, {order: 1}));
+			finish();
+
+			expect(duplicate.status).toBe(409);
+			expect(duplicate.headers.get('retry-after')).toBe('2');
+			expect((await first).status).toBe(201);
+		});
+
+		test('a handler that throws or answers 5xx releases the key: the retry runs it again', async () => {
+			let calls = 0;
+			const outcomes: Array<() => Response> = [
+				() => {
+					throw new Error('the database went away');
+				},
+				() => new Response('bad gateway', {status: 502}),
+				() => new Response('ok', {status: 201}),
+			];
+			const handle = make({}, async () => outcomes[calls++]!());
+			const key = randomUUID();
+
+			await expect(handle(post(key, {order: 1}))).rejects.toThrow('the database went away');
+			expect((await handle(post(key, {order: 1}))).status).toBe(502);
+			expect((await handle(post(key, {order: 1}))).status).toBe(201);
+			expect((await handle(post(key, {order: 1}))).headers.get('idempotent-replayed')).toBe('true');
+			expect(calls).toBe(3);
+		});
+
+		test('storeServerErrors: true stores a 5xx and replays it', async () => {
+			let calls = 0;
+			const handle = make({storeServerErrors: true}, async () => {
+				calls++;
+				return new Response('broken', {status: 500});
+			});
+			const key = randomUUID();
+			await handle(post(key, {order: 1}));
+			const replay = await handle(post(key, {order: 1}));
+
+			expect(replay.status).toBe(500);
+			expect(replay.headers.get('idempotent-replayed')).toBe('true');
+			expect(await replay.text()).toBe('broken');
+			expect(calls).toBe(1);
+		});
+	});
+}

@@ -1,0 +1,56 @@
+import {readdirSync, readFileSync} from 'node:fs';
+import {dirname, join, relative, resolve} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {describe, expect, test} from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+// Runtime imports only: `import type` and `export type` vanish from the build and make no cycle.
+const IMPORT = /(?:^|\n)\s*(?:import|export)(?!\s+type\b)\b[^'"]*?from\s*['"](\.[^'"]+)['"]/g;
+
+/** Every source file (relative to src/) and the source files it imports. */
+function graph(): Map<string, string[]> {
+	const files = readdirSync(SRC, {recursive: true, encoding: 'utf8'}).filter(name => name.endsWith('.ts') || name.endsWith('.tsx'));
+	const edges = new Map<string, string[]>();
+	for (const file of files) {
+		const text = readFileSync(join(SRC, file), 'utf8');
+		const targets = [...text.matchAll(IMPORT)].map(match => relative(SRC, resolve(dirname(join(SRC, file)), match[1]!.replace(/\.js$/, '.ts'))));
+		edges.set(file, targets);
+	}
+
+	return edges;
+}
+
+const isServer = (file: string) => file === 'server.ts' || file.startsWith('server/');
+
+describe('the runtime import graph of src/', () => {
+	const edges = graph();
+
+	test('reads every file and its relative imports', () => {
+		expect(edges.get('index.ts')).toContain('client.ts');
+		expect(edges.get('server/express.ts')).toContain('serialize.ts');
+	});
+
+	test('the browser core and its bindings never import the server half', () => {
+		const offending = [...edges].flatMap(([file, targets]) => (isServer(file) ? [] : targets.filter(target => isServer(target)).map(target => `${file} → ${target}`)));
+		expect(offending).toEqual([]);
+	});
+
+	test('has no cycles', () => {
+		const cycles: string[] = [];
+		const state = new Map<string, 'open' | 'done'>();
+		const visit = (file: string, path: string[]) => {
+			if (state.get(file) === 'done') return;
+			if (state.get(file) === 'open') {
+				cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+				return;
+			}
+
+			state.set(file, 'open');
+			for (const target of edges.get(file) ?? []) visit(target, [...path, file]);
+			state.set(file, 'done');
+		};
+
+		for (const file of edges.keys()) visit(file, []);
+		expect(cycles).toEqual([]);
+	});
+});
