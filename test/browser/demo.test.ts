@@ -12,7 +12,7 @@ import {fileURLToPath} from 'node:url';
 import type {Browser, BrowserContext, Page} from 'playwright-core';
 import {build} from 'vite';
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
-import {refusal, startDemoServer, type DemoServer, type DemoStats} from '../../examples/server/demo-server.js';
+import {refusal, SLOW_MS, startDemoServer, type DemoServer, type DemoStats, type LoggedRequest} from '../../examples/server/demo-server.js';
 import {messages} from '../../src/react.js';
 import {launchBrowser} from './harness.js';
 
@@ -139,10 +139,24 @@ async function deliveredThenDown(): Promise<{page: Page; key: string}> {
 	const page = await openDemo(FAST);
 	await fill(page, DRAFT);
 	await page.getByTestId('chaos-lose-reply').click();
-	await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
+	await expect.poll(async () => (await stats()).queued).toEqual([{type: 'lose-reply'}]);
 	await serverDown(page, true);
 	await page.getByTestId('send').click();
 	return {page, key: await reaches(page, 'unresolved')};
+}
+
+/** The panel's log as the page shows it: each request's key and what came back to the page. */
+async function pageLog(page: Page): Promise<Array<{key: string; outcome: string; text: string}>> {
+	return page.getByTestId('request-log').locator('li').evaluateAll(items => items.map(item => ({
+		key: (item as HTMLElement).dataset.key ?? '',
+		outcome: (item as HTMLElement).dataset.outcome ?? '',
+		text: item.textContent ?? '',
+	})));
+}
+
+/** The outcomes in the page's log. */
+async function pageOutcomes(page: Page): Promise<string[]> {
+	return (await pageLog(page)).map(({outcome}) => outcome);
 }
 
 describe('the contact-form demo in Chromium', () => {
@@ -150,7 +164,7 @@ describe('the contact-form demo in Chromium', () => {
 		const page = await openDemo(FAST);
 		await fill(page, DRAFT);
 		await page.getByTestId('chaos-lose-reply').click();
-		await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'lose-reply'}]);
 
 		await page.getByTestId('send').click();
 		const key = await reaches(page, 'succeeded');
@@ -166,6 +180,11 @@ describe('the contact-form demo in Chromium', () => {
 		expect(demo.api.requests.at(-1)!.outcome).toBe(201);
 		expect(new Set(demo.api.requests.map(request => request.body))).toEqual(new Set([BODY]));
 		expect(await page.getByTestId('send').count()).toBe(0);
+		// The panel's log shows the same: the dropped request stays dropped, the last is the replay.
+		await expect.poll(async () => (await pageLog(page)).length).toBe(demo.api.requests.length);
+		const log = await pageLog(page);
+		expect(log[0]).toMatchObject({key, outcome: 'dropped'});
+		expect(log.at(-1)).toMatchObject({key, outcome: '201', text: expect.stringContaining('replayed')});
 	});
 
 	test('a reload while the work is slow: the page comes back sending, then sent, with the same key; one email', async () => {
@@ -174,7 +193,7 @@ describe('the contact-form demo in Chromium', () => {
 		const page = await openDemo(`${FAST}&attempts=40`);
 		await fill(page, DRAFT);
 		await page.getByTestId('chaos-slow').click();
-		await expect.poll(async () => (await stats()).queued).toEqual(['slow']);
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'slow', ms: SLOW_MS}]);
 
 		await page.getByTestId('send').click();
 		// The server has the request and is working on it.
@@ -309,5 +328,52 @@ describe('the contact-form demo in Chromium', () => {
 		expect(sent).not.toBe(refused);
 		expect(demo.api.totalEffects).toBe(1);
 		expect(demo.api.requests.at(-1)).toMatchObject({key: sent, outcome: 201, body: BODY});
+	});
+});
+
+describe('the server\'s request log', () => {
+	test('slow work, one attempt: the request is "waiting", then given up; the 201 the server wrote later reached no one, and the log says so', async () => {
+		const page = await openDemo(`${FAST}&attempts=1`);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-slow').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'slow', ms: SLOW_MS}]);
+		await page.getByTestId('send').click();
+		// While the server works, the page waits, and the log says so.
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['waiting']);
+
+		const key = await reaches(page, 'unresolved');
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up']);
+
+		// The work ends after the page gave up: the server wrote its 201 to a closed connection.
+		await expect.poll(() => demo.api.totalEffects, {timeout: SLOW_MS + 2000}).toBe(1);
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		expect(demo.api.requests.map(request => request.outcome)).toEqual([201]);
+		expect(await pageLog(page)).toEqual([{key, outcome: 'gave-up', text: expect.stringContaining('no answer: the page stopped waiting')}]);
+		expect((await stats()).recent).toEqual([{key, outcome: 'gave-up', replayed: false}]);
+
+		// Retry asks again with the same key and gets the stored 201: still one email.
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up', '201']);
+	});
+
+	test('a 502 after the work stays 502; the retry\'s stored answer is marked as replayed', async () => {
+		const page = await openDemo(FAST);
+		await fill(page, DRAFT);
+		// Not in the panel: a proxy that answers 502 once the work is done.
+		demo.api.faults.push({type: 'error-after'});
+		await page.getByTestId('send').click();
+		const key = await reaches(page, 'succeeded');
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+
+		const expected: LoggedRequest[] = [{key, outcome: 502, replayed: false}, {key, outcome: 201, replayed: true}];
+		expect((await stats()).recent).toEqual(expected);
+		await expect.poll(async () => pageLog(page)).toEqual([
+			{key, outcome: '502', text: expect.stringMatching(/→ 502$/)},
+			{key, outcome: '201', text: expect.stringMatching(/→ 201, the stored answer replayed$/)},
+		]);
 	});
 });
