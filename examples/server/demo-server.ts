@@ -4,7 +4,7 @@
  * small control panel for breaking the network on purpose.
  *
  *   POST /api/contact   {name, email, message} → 201 {id, delivered} | 400 {error, reason}
- *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset'}
+ *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset'}
  *   GET  /demo/stats    {delivered, requests, inFlight, queued, down, recent}
  *
  * Run it with `npm run demo` (which builds the React example first), `npm run demo:vue` (the
@@ -82,11 +82,13 @@ export interface LoggedRequest {
 }
 
 /** What the chaos panel can ask for. */
-export type ChaosAction = 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset';
+export type ChaosAction = 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset';
 
 const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset'>, Fault> = {
 	'lose-reply': {type: 'lose-reply'},
 	'error-503': {type: 'error-before', status: 503},
+	// As an expired sign-in would: refused before any work, whatever an earlier attempt did.
+	'error-401': {type: 'error-before', status: 401},
 	slow: {type: 'slow', ms: SLOW_MS},
 };
 

@@ -27,6 +27,7 @@ export function demoClientOptions(search: string): ClientOptions {
 export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
 	{action: 'lose-reply', label: 'Lose the next reply', what: 'the email is delivered, then the answer is lost on the way back'},
 	{action: 'error-503', label: 'Answer 503 next', what: 'the next request is turned away before any work'},
+	{action: 'error-401', label: 'Answer 401 next', what: 'the next request is refused before any work, as if the sign-in had expired'},
 	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
 ];
 
