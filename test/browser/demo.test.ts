@@ -48,6 +48,8 @@ let demo: DemoServer;
 let started: boolean;
 let context: BrowserContext;
 let pageErrors: Error[];
+/** Everything the server refused to serve the pages (a missing favicon, say); the API aside. */
+let notFound: string[];
 
 /**
  * An example as `npm run demo` builds it, into a directory of its own (no source maps: faster).
@@ -83,11 +85,13 @@ beforeEach(async () => {
 	context = await browser.newContext();
 	started = false;
 	pageErrors = [];
+	notFound = [];
 });
 afterEach(async () => {
 	await context?.close();
 	if (started) await demo.close();
 	expect(pageErrors).toEqual([]);
+	expect(notFound).toEqual([]);
 });
 
 async function openDemo(query: string, example: Example = 'react'): Promise<Page> {
@@ -98,6 +102,9 @@ async function openDemo(query: string, example: Example = 'react'): Promise<Page
 
 	const page = await context.newPage();
 	page.on('pageerror', error => pageErrors.push(error));
+	page.on('response', response => {
+		if (response.status() === 404) notFound.push(response.url());
+	});
 	await page.goto(`${demo.url}/${query}`);
 	// The chaos panel has its first counts from the server: the app is up.
 	await expect.poll(async () => page.getByTestId('delivered-count').textContent(), {timeout: 5000}).toBe('0');
@@ -187,6 +194,12 @@ async function pageOutcomes(page: Page): Promise<string[]> {
 	return (await pageLog(page)).map(({outcome}) => outcome);
 }
 
+/** The sentence under the count of emails: "1 request received", "5 requests received". */
+async function requestsReceived(page: Page): Promise<string> {
+	const text = await page.getByTestId('requests-count').locator('xpath=..').textContent();
+	return /^\S+ \S+ received/.exec(text ?? '')?.[0] ?? String(text);
+}
+
 const LABELS = ['Name', 'Email', 'Message'] as const;
 
 /** Whether each field can be typed into. */
@@ -267,6 +280,7 @@ describe('the contact-form demo in Chromium', () => {
 			expect(demo.api.requests.map(({key, outcome}) => ({key, outcome}))).toEqual([{key, outcome: 201}]);
 			expect(demo.api.totalEffects).toBe(1);
 			await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+			expect(await requestsReceived(page)).toBe('1 request received');
 		});
 
 		test('two presses in one task, before React disables the button: still one request', async () => {
@@ -297,6 +311,7 @@ describe('the contact-form demo in Chromium', () => {
 			expect(demo.api.requests.map(request => request.outcome)).toEqual([503, 503, 503, 503, 503]);
 			expect(demo.api.totalEffects).toBe(0);
 			expect(await fields(page)).toEqual(DRAFT);
+			await expect.poll(async () => requestsReceived(page)).toBe('5 requests received');
 
 			await serverDown(page, false);
 			await page.getByTestId('retry').click();
@@ -585,5 +600,45 @@ describe('the server\'s request log', () => {
 			{key, outcome: '502', text: expect.stringMatching(/→ 502$/)},
 			{key, outcome: '201', text: expect.stringMatching(/→ 201, the stored answer replayed$/)},
 		]);
+		await expect.poll(async () => requestsReceived(page)).toBe('2 requests received');
+	});
+});
+
+describe.each(EXAMPLES)('the %s page', example => {
+	test('the intro puts the panel on the right on a wide screen, and below the form on a phone', async () => {
+		const page = await openDemo(FAST, example);
+		const intro = page.locator('.intro');
+		await page.setViewportSize({width: 1120, height: 860});
+		await expect.poll(async () => intro.innerText()).toMatch(/with the server's panel on the right\. /);
+		await page.setViewportSize({width: 390, height: 844});
+		await expect.poll(async () => intro.innerText()).toMatch(/with the server's panel below the form\. /);
+		expect(await intro.innerText()).not.toContain('on the right');
+	});
+
+	test('the panel counts "2 requests", then "0 requests" after a reset, then "1 request"', async () => {
+		const page = await openDemo(FAST, example);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-error-503').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'error-before', status: 503}]);
+		await page.getByTestId('send').click();
+		await reaches(page, 'succeeded');
+		await expect.poll(async () => requestsReceived(page)).toBe('2 requests received');
+		await page.getByRole('button', {name: 'Write another message'}).click();
+		await page.getByTestId('chaos-reset').click();
+		await expect.poll(async () => requestsReceived(page)).toBe('0 requests received');
+
+		await fill(page, DRAFT);
+		await page.getByTestId('send').click();
+		await reaches(page, 'succeeded');
+		await expect.poll(async () => requestsReceived(page)).toBe('1 request received');
+	});
+
+	test('the icon is inline, so Chromium asks for no /favicon.ico; nothing else the page asks for is missing either', async () => {
+		const page = await openDemo(FAST, example);
+		// Chromium fetches a page's icon itself, unseen by Playwright: what it fetches is the page's to say.
+		const icons = page.locator('link[rel="icon"]');
+		expect(await icons.count()).toBe(1);
+		expect(await icons.getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+		// afterEach checks that nothing the page asked for was answered 404.
 	});
 });

@@ -9,8 +9,8 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 				<span>{stats?.delivered === 1 ? 'email delivered' : 'emails delivered'}</span>
 			</p>
 			<p className="muted">
-				<span data-testid="requests-count">{stats?.requests ?? '–'}</span> requests received: every attempt, and any
-				request the browser resent by itself after a dropped connection
+				<span data-testid="requests-count">{stats?.requests ?? '–'}</span> {stats?.requests === 1 ? 'request' : 'requests'} received:
+				every attempt, and any request the browser resent by itself after a dropped connection
 			</p>
 
 			<h3>Break the network</h3>
