@@ -40,7 +40,8 @@ const BODY = JSON.stringify({email: DRAFT.email, message: DRAFT.message, name: D
 const EDITED: Draft = {...DRAFT, message: 'Could you send me the notes, and the diagrams too?'};
 const EDITED_BODY = JSON.stringify({email: EDITED.email, message: EDITED.message, name: EDITED.name});
 
-let root: URL;
+/** The temporary directory the examples are built into, one folder each. */
+let root: string;
 let dists: Record<Example, string>;
 let browser: Browser;
 let demo: DemoServer;
@@ -62,7 +63,7 @@ async function buildExamples(): Promise<Record<Example, string>> {
 	try {
 		const built = {} as Record<Example, string>;
 		for (const example of EXAMPLES) {
-			built[example] = join(fileURLToPath(root), example);
+			built[example] = join(root, example);
 			await build({configFile: config(example), logLevel: 'warn', build: {outDir: built[example], emptyOutDir: true, sourcemap: false}});
 		}
 
@@ -73,7 +74,7 @@ async function buildExamples(): Promise<Record<Example, string>> {
 }
 
 beforeAll(async () => {
-	root = new URL(`file://${await mkdtemp(join(tmpdir(), 'sendonce-demo-'))}/`);
+	root = await mkdtemp(join(tmpdir(), 'sendonce-demo-'));
 	[dists, browser] = await Promise.all([buildExamples(), launchBrowser()]);
 }, 90_000);
 afterAll(async () => {
