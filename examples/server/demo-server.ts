@@ -5,7 +5,7 @@
  * small control panel for breaking the network on purpose.
  *
  *   POST /api/contact   {name, email, message} → 201 {id, delivered} | 400 {error, reason}
- *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset'}
+ *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset'}
  *   GET  /demo/stats    {delivered, requests, inFlight, queued, down, recent}
  *
  * Run it with `npm run demo` (which builds the React example first), `npm run demo:vue` (the
@@ -17,6 +17,8 @@ import {extname, join, normalize, resolve, sep} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 import {parseArgs} from 'node:util';
 import {ContractServer, type Fault} from '../../test/server/contract-server.js';
+
+export type {Fault};
 
 /** The built example (`vite build --config examples/react-form/vite.config.ts`). */
 export const EXAMPLE_DIST = fileURLToPath(new URL('../react-form/dist/', import.meta.url));
@@ -55,21 +57,68 @@ export interface DemoStats {
 	/** Deliveries under way. */
 	inFlight: number;
 	/** Faults waiting for the next requests, in order. */
-	queued: Array<Fault['type']>;
+	queued: Fault[];
 	/** Every request is answered 503 before any work. */
 	down: boolean;
-	/** The last requests: their key and the status answered, or 'dropped'. */
-	recent: Array<{key: string | undefined; outcome: number | 'dropped'}>;
+	/** The last requests to the API, each once, with what reached the page. */
+	recent: LoggedRequest[];
+}
+
+/**
+ * One request to `POST /api/contact` as the page saw it. Once it has an outcome, the outcome
+ * never changes: an answer the server writes after the page stopped waiting reaches no one.
+ */
+export interface LoggedRequest {
+	key: string | undefined;
+	/**
+	 * - a status: the answer was sent to the page;
+	 * - `'waiting'`: no answer yet (the work may be under way);
+	 * - `'dropped'`: the server closed the connection without answering (a lost reply, or a
+	 *   connection dropped on purpose): the page saw a network error;
+	 * - `'gave-up'`: the page closed the connection before any answer (its attempt timed out).
+	 */
+	outcome: number | 'waiting' | 'dropped' | 'gave-up';
+	/** The answer was the server's stored one, replayed (`Idempotent-Replayed: true`). */
+	replayed: boolean;
 }
 
 /** What the chaos panel can ask for. */
-export type ChaosAction = 'lose-reply' | 'error-503' | 'slow' | 'down' | 'up' | 'reset';
+export type ChaosAction = 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset';
 
 const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset'>, Fault> = {
 	'lose-reply': {type: 'lose-reply'},
 	'error-503': {type: 'error-before', status: 503},
+	// As an expired sign-in would: refused before any work, whatever an earlier attempt did.
+	'error-401': {type: 'error-before', status: 401},
 	slow: {type: 'slow', ms: SLOW_MS},
 };
+
+/** How many requests `recent` keeps. */
+const RECENT = 8;
+
+/**
+ * Logs `request` as the page sees it: the status once the answer is sent, else who closed the
+ * connection. A client that gives up closes its end first (the socket has ended, or reset),
+ * whereas the server's own drop destroys a socket whose reading side is still open.
+ */
+function track(request: IncomingMessage, response: ServerResponse, log: LoggedRequest[]): void {
+	const header = request.headers['idempotency-key'];
+	const entry: LoggedRequest = {key: typeof header === 'string' ? header : undefined, outcome: 'waiting', replayed: false};
+	log.push(entry);
+	if (log.length > RECENT) log.shift();
+	// A header set before `writeHead` makes Node keep the ones it is given: they can be read back.
+	response.setHeader('cache-control', 'no-store');
+	response.once('finish', () => {
+		if (entry.outcome !== 'waiting') return;
+		entry.outcome = response.statusCode;
+		entry.replayed = response.getHeader('idempotent-replayed') === 'true';
+	});
+	response.once('close', () => {
+		if (entry.outcome !== 'waiting') return;
+		const {socket} = request;
+		entry.outcome = socket.readableEnded || socket.errored ? 'gave-up' : 'dropped';
+	});
+}
 
 const TYPES: Record<string, string> = {
 	'.html': 'text/html; charset=utf-8',
@@ -154,12 +203,16 @@ async function serveFile(root: string, pathname: string, response: ServerRespons
 export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoServerOptions = {}): Promise<DemoServer> {
 	const base = resolve(root);
 	let down = false;
+	let requests = 0;
+	const recent: LoggedRequest[] = [];
 
 	const chaos = (action: ChaosAction): boolean => {
 		if (action === 'down' || action === 'up') {
 			down = action === 'down';
 		} else if (action === 'reset') {
 			down = false;
+			requests = 0;
+			recent.length = 0;
 			api.reset();
 		} else if (action in CHAOS) {
 			api.faults.push(CHAOS[action]);
@@ -172,23 +225,29 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 
 	const stats = (): DemoStats => ({
 		delivered: api.totalEffects,
-		requests: api.requests.length,
+		requests,
 		inFlight: api.inFlight,
-		queued: api.faults.map(fault => fault.type),
+		queued: [...api.faults],
 		down,
-		recent: api.requests.slice(-8).map(({key, outcome}) => ({key, outcome})),
+		recent: recent.map(entry => ({...entry})),
 	});
 
 	const serve = async (request: IncomingMessage, response: ServerResponse): Promise<boolean> => {
 		const {pathname} = new URL(request.url ?? '/', 'http://localhost');
 		const method = request.method ?? 'GET';
-		if (pathname === '/api/contact') return method === 'POST' ? false : json(response, 405, {error: 'use POST'});
+		if (pathname === '/api/contact') {
+			if (method !== 'POST') return json(response, 405, {error: 'use POST'});
+			requests++;
+			track(request, response, recent);
+			return false;
+		}
+
 		if (pathname === '/demo/stats' && method === 'GET') return json(response, 200, stats());
 		if (pathname === '/demo/chaos' && method === 'POST') {
 			const body = await readJson(request) as {action?: unknown} | undefined;
 			const action = body?.action;
 			if (typeof action !== 'string' || !chaos(action as ChaosAction)) {
-				return json(response, 400, {error: 'unknown action', reason: `expected one of lose-reply, error-503, slow, down, up, reset; got ${JSON.stringify(action)}`});
+				return json(response, 400, {error: 'unknown action', reason: `expected one of ${[...Object.keys(CHAOS), 'down', 'up', 'reset'].join(', ')}; got ${JSON.stringify(action)}`});
 			}
 
 			return json(response, 200, stats());

@@ -1,8 +1,8 @@
 // What the React and Vue examples share: the client's settings and the demo server's chaos API.
 import type {ClientOptions} from 'sendonce';
-import type {ChaosAction, DemoStats} from '../server/demo-server';
+import type {ChaosAction, DemoStats, Fault, LoggedRequest} from '../server/demo-server';
 
-export type {ChaosAction, DemoStats};
+export type {ChaosAction, DemoStats, Fault, LoggedRequest};
 
 /**
  * Short waits so that the demo's chaos shows within seconds: an attempt gives up after 3 s
@@ -27,18 +27,31 @@ export function demoClientOptions(search: string): ClientOptions {
 export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
 	{action: 'lose-reply', label: 'Lose the next reply', what: 'the email is delivered, then the answer is lost on the way back'},
 	{action: 'error-503', label: 'Answer 503 next', what: 'the next request is turned away before any work'},
+	{action: 'error-401', label: 'Answer 401 next', what: 'the next request is refused before any work, as if the sign-in had expired'},
 	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
 ];
 
 /** How the panel names a queued fault. */
-export const QUEUED: Record<DemoStats['queued'][number], string> = {
-	'lose-reply': 'lose the reply',
-	'error-before': 'answer 503',
-	'error-after': 'answer 502 after the work',
-	'drop-before': 'drop the connection',
-	slow: 'slow work',
-	'rate-limit': 'answer 429',
-};
+export function describeFault(fault: Fault): string {
+	switch (fault.type) {
+		case 'lose-reply': return 'lose the reply';
+		case 'error-before': return `answer ${fault.status ?? 503}`;
+		case 'error-after': return `answer ${fault.status ?? 502} after the work`;
+		case 'drop-before': return 'drop the connection';
+		case 'slow': return 'slow work';
+		case 'rate-limit': return 'answer 429';
+	}
+}
+
+/** How the panel's log names what a request brought back to the page. */
+export function describeOutcome({outcome, replayed}: LoggedRequest): string {
+	switch (outcome) {
+		case 'waiting': return 'waiting for the server…';
+		case 'dropped': return 'connection dropped, no answer';
+		case 'gave-up': return 'no answer: the page stopped waiting';
+		default: return replayed ? `${outcome}, the stored answer replayed` : String(outcome);
+	}
+}
 
 /** The demo server's counters; undefined when it does not answer. */
 export async function fetchStats(): Promise<DemoStats | undefined> {

@@ -1,9 +1,10 @@
 /**
- * End to end: the contact-form example (examples/react-form), built with Vite, served by the
- * demo server (`npm run demo`'s, started in-process on a free port) and driven in Chromium
- * through its form and its chaos panel. What counts is what the server did: emails delivered
- * (its effects) and the keys it saw. Chromium may itself resend a request whose connection
- * dropped (same key), so raw request counts are only asserted where no connection drops.
+ * End to end: the contact-form examples (examples/react-form, and examples/vue-form for what a
+ * user reads), built with Vite, served by the demo server (`npm run demo`'s, started in-process
+ * on a free port) and driven in Chromium through the form and the chaos panel. What counts is
+ * what the server did: emails delivered (its effects) and the keys it saw; and what the page
+ * says about it. Chromium may itself resend a request whose kept-alive connection dropped (same
+ * key), so raw request counts are only asserted where no connection drops.
  */
 import {mkdtemp, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
@@ -12,11 +13,13 @@ import {fileURLToPath} from 'node:url';
 import type {Browser, BrowserContext, Page} from 'playwright-core';
 import {build} from 'vite';
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
-import {refusal, startDemoServer, type DemoServer, type DemoStats} from '../../examples/server/demo-server.js';
+import {refusal, SLOW_MS, startDemoServer, type DemoServer, type DemoStats, type LoggedRequest} from '../../examples/server/demo-server.js';
 import {messages} from '../../src/react.js';
 import {launchBrowser} from './harness.js';
 
-const CONFIG = fileURLToPath(new URL('../../examples/react-form/vite.config.ts', import.meta.url));
+type Example = 'react' | 'vue';
+const EXAMPLES: Example[] = ['react', 'vue'];
+const config = (example: Example) => fileURLToPath(new URL(`../../examples/${example}-form/vite.config.ts`, import.meta.url));
 const UUID = /^[\da-f]{8}-[\da-f]{4}-4[\da-f]{3}-[89ab][\da-f]{3}-[\da-f]{12}$/;
 
 /**
@@ -34,50 +37,75 @@ interface Draft {
 const DRAFT: Draft = {name: 'Ada Lovelace', email: 'ada@example.com', message: 'Could you send me the notes on the Analytical Engine?'};
 /** The bytes every attempt must carry: sendonce serialises `json` once, keys sorted. */
 const BODY = JSON.stringify({email: DRAFT.email, message: DRAFT.message, name: DRAFT.name});
+const EDITED: Draft = {...DRAFT, message: 'Could you send me the notes, and the diagrams too?'};
+const EDITED_BODY = JSON.stringify({email: EDITED.email, message: EDITED.message, name: EDITED.name});
 
-let dist: string;
+/** The temporary directory the examples are built into, one folder each. */
+let root: string;
+let dists: Record<Example, string>;
 let browser: Browser;
 let demo: DemoServer;
+/** Whether this test started `demo` (`openDemo` does, on its first page). */
+let started: boolean;
 let context: BrowserContext;
 let pageErrors: Error[];
+/** Everything the server refused to serve the pages (a missing favicon, say); the API aside. */
+let notFound: string[];
 
 /**
- * The example as `npm run demo` builds it, into a directory of its own (no source maps: faster).
+ * An example as `npm run demo` builds it, into a directory of its own (no source maps: faster).
  * Vitest sets NODE_ENV=test, and Vite would then bundle React's development build: the demo
- * runs the production one.
+ * runs the production one. The two builds run one after the other, as NODE_ENV is global.
  */
-async function buildExample(outDir: string): Promise<void> {
+async function buildExamples(): Promise<Record<Example, string>> {
 	const nodeEnv = process.env.NODE_ENV;
 	process.env.NODE_ENV = 'production';
 	try {
-		await build({configFile: CONFIG, logLevel: 'warn', build: {outDir, emptyOutDir: true, sourcemap: false}});
+		const built = {} as Record<Example, string>;
+		for (const example of EXAMPLES) {
+			built[example] = join(root, example);
+			await build({configFile: config(example), logLevel: 'warn', build: {outDir: built[example], emptyOutDir: true, sourcemap: false}});
+		}
+
+		return built;
 	} finally {
 		process.env.NODE_ENV = nodeEnv;
 	}
 }
 
 beforeAll(async () => {
-	dist = await mkdtemp(join(tmpdir(), 'sendonce-demo-'));
-	[, browser] = await Promise.all([buildExample(dist), launchBrowser()]);
-}, 60_000);
+	root = await mkdtemp(join(tmpdir(), 'sendonce-demo-'));
+	[dists, browser] = await Promise.all([buildExamples(), launchBrowser()]);
+}, 90_000);
 afterAll(async () => {
 	await browser?.close();
-	if (dist) await rm(dist, {recursive: true, force: true});
+	if (root) await rm(root, {recursive: true, force: true});
 });
 beforeEach(async () => {
-	// A fresh server (no key, count or slow work left over) and a fresh profile per test.
-	[demo, context] = await Promise.all([startDemoServer({port: 0, root: dist}), browser.newContext()]);
+	// A fresh profile per test, and a fresh server (no key, count or slow work left over) per page.
+	context = await browser.newContext();
+	started = false;
 	pageErrors = [];
+	notFound = [];
 });
 afterEach(async () => {
 	await context?.close();
-	await demo?.close();
+	if (started) await demo.close();
 	expect(pageErrors).toEqual([]);
+	expect(notFound).toEqual([]);
 });
 
-async function openDemo(query: string): Promise<Page> {
+async function openDemo(query: string, example: Example = 'react'): Promise<Page> {
+	if (!started) {
+		demo = await startDemoServer({port: 0, root: dists[example]});
+		started = true;
+	}
+
 	const page = await context.newPage();
 	page.on('pageerror', error => pageErrors.push(error));
+	page.on('response', response => {
+		if (response.status() === 404) notFound.push(response.url());
+	});
 	await page.goto(`${demo.url}/${query}`);
 	// The chaos panel has its first counts from the server: the app is up.
 	await expect.poll(async () => page.getByTestId('delivered-count').textContent(), {timeout: 5000}).toBe('0');
@@ -135,14 +163,49 @@ async function serverDown(page: Page, down: boolean): Promise<void> {
  * A press of Send whose email is delivered and whose reply is lost, with the server down for
  * every retry: the page ends unresolved. Resolves to the page and the intent's key.
  */
-async function deliveredThenDown(): Promise<{page: Page; key: string}> {
-	const page = await openDemo(FAST);
+async function deliveredThenDown(example: Example = 'react'): Promise<{page: Page; key: string}> {
+	const page = await openDemo(FAST, example);
 	await fill(page, DRAFT);
 	await page.getByTestId('chaos-lose-reply').click();
-	await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
+	await expect.poll(async () => (await stats()).queued).toEqual([{type: 'lose-reply'}]);
 	await serverDown(page, true);
 	await page.getByTestId('send').click();
 	return {page, key: await reaches(page, 'unresolved')};
+}
+
+/** What the unresolved note says: its headline, and what happened. */
+async function unsure(page: Page): Promise<{headline: string | null; because: string | null}> {
+	return {
+		headline: await page.getByRole('alert').locator('strong').textContent(),
+		because: await page.getByTestId('because').textContent(),
+	};
+}
+
+/** The panel's log as the page shows it: each request's key and what came back to the page. */
+async function pageLog(page: Page): Promise<Array<{key: string; outcome: string; text: string}>> {
+	return page.getByTestId('request-log').locator('li').evaluateAll(items => items.map(item => ({
+		key: (item as HTMLElement).dataset.key ?? '',
+		outcome: (item as HTMLElement).dataset.outcome ?? '',
+		text: item.textContent ?? '',
+	})));
+}
+
+/** The outcomes in the page's log. */
+async function pageOutcomes(page: Page): Promise<string[]> {
+	return (await pageLog(page)).map(({outcome}) => outcome);
+}
+
+/** The sentence under the count of emails: "1 request received", "5 requests received". */
+async function requestsReceived(page: Page): Promise<string> {
+	const text = await page.getByTestId('requests-count').locator('xpath=..').textContent();
+	return /^\S+ \S+ received/.exec(text ?? '')?.[0] ?? String(text);
+}
+
+const LABELS = ['Name', 'Email', 'Message'] as const;
+
+/** Whether each field can be typed into. */
+async function editable(page: Page): Promise<boolean[]> {
+	return Promise.all(LABELS.map(async label => page.getByLabel(label, {exact: true}).isEditable()));
 }
 
 describe('the contact-form demo in Chromium', () => {
@@ -150,7 +213,7 @@ describe('the contact-form demo in Chromium', () => {
 		const page = await openDemo(FAST);
 		await fill(page, DRAFT);
 		await page.getByTestId('chaos-lose-reply').click();
-		await expect.poll(async () => (await stats()).queued).toEqual(['lose-reply']);
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'lose-reply'}]);
 
 		await page.getByTestId('send').click();
 		const key = await reaches(page, 'succeeded');
@@ -166,6 +229,11 @@ describe('the contact-form demo in Chromium', () => {
 		expect(demo.api.requests.at(-1)!.outcome).toBe(201);
 		expect(new Set(demo.api.requests.map(request => request.body))).toEqual(new Set([BODY]));
 		expect(await page.getByTestId('send').count()).toBe(0);
+		// The panel's log shows the same: the dropped request stays dropped, the last is the replay.
+		await expect.poll(async () => (await pageLog(page)).length).toBe(demo.api.requests.length);
+		const log = await pageLog(page);
+		expect(log[0]).toMatchObject({key, outcome: 'dropped'});
+		expect(log.at(-1)).toMatchObject({key, outcome: '201', text: expect.stringContaining('replayed')});
 	});
 
 	test('a reload while the work is slow: the page comes back sending, then sent, with the same key; one email', async () => {
@@ -174,7 +242,7 @@ describe('the contact-form demo in Chromium', () => {
 		const page = await openDemo(`${FAST}&attempts=40`);
 		await fill(page, DRAFT);
 		await page.getByTestId('chaos-slow').click();
-		await expect.poll(async () => (await stats()).queued).toEqual(['slow']);
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'slow', ms: SLOW_MS}]);
 
 		await page.getByTestId('send').click();
 		// The server has the request and is working on it.
@@ -213,6 +281,7 @@ describe('the contact-form demo in Chromium', () => {
 			expect(demo.api.requests.map(({key, outcome}) => ({key, outcome}))).toEqual([{key, outcome: 201}]);
 			expect(demo.api.totalEffects).toBe(1);
 			await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+			expect(await requestsReceived(page)).toBe('1 request received');
 		});
 
 		test('two presses in one task, before React disables the button: still one request', async () => {
@@ -243,6 +312,7 @@ describe('the contact-form demo in Chromium', () => {
 			expect(demo.api.requests.map(request => request.outcome)).toEqual([503, 503, 503, 503, 503]);
 			expect(demo.api.totalEffects).toBe(0);
 			expect(await fields(page)).toEqual(DRAFT);
+			await expect.poll(async () => requestsReceived(page)).toBe('5 requests received');
 
 			await serverDown(page, false);
 			await page.getByTestId('retry').click();
@@ -309,5 +379,267 @@ describe('the contact-form demo in Chromium', () => {
 		expect(sent).not.toBe(refused);
 		expect(demo.api.totalEffects).toBe(1);
 		expect(demo.api.requests.at(-1)).toMatchObject({key: sent, outcome: 201, body: BODY});
+	});
+});
+
+describe.each(EXAMPLES)('the %s form says what happened', example => {
+	test('server down, 503 every time: the server "kept answering with errors (503)", not a failed connection', async () => {
+		const page = await openDemo(FAST, example);
+		await fill(page, DRAFT);
+		await serverDown(page, true);
+		await page.getByTestId('send').click();
+		await reaches(page, 'unresolved');
+
+		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The server kept answering with errors (503).'});
+		expect(demo.api.requests.map(request => request.outcome)).toEqual([503, 503, 503, 503, 503]);
+		expect(demo.api.totalEffects).toBe(0);
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['503', '503', '503', '503', '503']);
+	});
+
+	test('the server stopped: "the connection failed"; started again, Retry sends the same key, and one email is delivered', async () => {
+		const page = await openDemo(FAST, example);
+		await fill(page, DRAFT);
+		const {port} = new URL(demo.url);
+		await demo.close();
+
+		await page.getByTestId('send').click();
+		const key = await reaches(page, 'unresolved');
+		// The page cannot tell a server that never got the request from one that lost its reply.
+		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The connection failed before the server could confirm it.'});
+		expect(await editable(page)).toEqual([false, false, false]);
+
+		demo = await startDemoServer({port: Number(port), root: dists[example]});
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(demo.api.requests.map(({key, outcome}) => ({key, outcome}))).toEqual([{key, outcome: 201}]);
+		expect(demo.api.totalEffects).toBe(1);
+	});
+
+	test('a lost reply and no attempt left: "the connection failed", the email was delivered once, and the log shows every request dropped', async () => {
+		const page = await openDemo(`${FAST}&attempts=1`, example);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-lose-reply').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'lose-reply'}]);
+		// Chromium itself resends, with the same key, a request whose kept-alive connection
+		// dropped (three times at most, as seen here): drops queued behind the lost reply make its
+		// resends fail too, so that the page sees the connection fail whether Chromium resends or not.
+		demo.api.faults.push(...Array.from({length: 10}, () => ({type: 'drop-before' as const})));
+		await page.getByTestId('send').click();
+		const key = await reaches(page, 'unresolved');
+
+		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The connection failed before the server could confirm it.'});
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		await expect.poll(async () => (await pageLog(page)).length).toBe(demo.api.requests.length);
+		expect((await pageLog(page)).map(({key, outcome}) => ({key, outcome}))).toEqual(demo.api.requests.map(() => ({key, outcome: 'dropped'})));
+	});
+
+	test('slow work, one attempt: the server "did not answer in time"; its late 201 reached no one, and the log says so', async () => {
+		const page = await openDemo(`${FAST}&attempts=1`, example);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-slow').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'slow', ms: SLOW_MS}]);
+		await page.getByTestId('send').click();
+		// While the server works, the page waits, and the log says so.
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['waiting']);
+
+		const key = await reaches(page, 'unresolved');
+		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The server did not answer in time.'});
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up']);
+
+		// The work ends after the page gave up: the server wrote its 201 to a closed connection.
+		await expect.poll(() => demo.api.totalEffects, {timeout: SLOW_MS + 2000}).toBe(1);
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		expect(demo.api.requests.map(request => request.outcome)).toEqual([201]);
+		expect(await pageLog(page)).toEqual([{key, outcome: 'gave-up', text: expect.stringContaining('no answer: the page stopped waiting')}]);
+		expect((await stats()).recent).toEqual([{key, outcome: 'gave-up', replayed: false}]);
+
+		// Retry asks again with the same key and gets the stored 201: still one email.
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+		await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up', '201']);
+	});
+});
+
+describe.each(EXAMPLES)('the %s form while its message may have been sent', example => {
+	test('the fields are locked on the text that may have been sent, and Retry sends that text with the same key', async () => {
+		const {page, key} = await deliveredThenDown(example);
+		expect(await editable(page)).toEqual([false, false, false]);
+		expect(await fields(page)).toEqual(DRAFT);
+		expect(await page.getByTestId('locked').isVisible()).toBe(true);
+		expect(await page.getByTestId('send').count()).toBe(0);
+
+		await serverDown(page, false);
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		expect(new Set(demo.api.requests.map(request => request.body))).toEqual(new Set([BODY]));
+	});
+
+	test('Edit, change the text and press Send: nothing is sent until the user chooses; "Retry the earlier message" sends the earlier text', async () => {
+		const {page, key} = await deliveredThenDown(example);
+		await serverDown(page, false);
+		await page.getByTestId('edit').click();
+		expect(await editable(page)).toEqual([true, true, true]);
+		// While editing, the only way on is Send, which asks first.
+		expect(await page.getByTestId('retry').count()).toBe(0);
+		await page.getByLabel('Message', {exact: true}).fill(EDITED.message);
+		const requests = demo.api.requests.length;
+
+		await page.getByTestId('send').click();
+		await page.getByTestId('conflict').waitFor();
+		expect(await page.getByTestId('conflict').locator('strong').textContent()).toBe(messages.conflict);
+		expect(await fields(page)).toEqual(EDITED);
+		expect(await editable(page)).toEqual([false, false, false]);
+		expect(await stateOf(page)).toBe('unresolved');
+		expect(demo.api.requests.length).toBe(requests);
+
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		// The fields show again what was sent.
+		expect(await fields(page)).toEqual(DRAFT);
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		expect(new Set(demo.api.requests.map(request => request.body))).toEqual(new Set([BODY]));
+	});
+});
+
+describe('the React form while its message may have been sent, further', () => {
+	test('Edit, change the text, Send, then "Send this text as a new message": the edited text under a new key, one more email', async () => {
+		const {page, key: first} = await deliveredThenDown();
+		await serverDown(page, false);
+		await page.getByTestId('edit').click();
+		await page.getByLabel('Message', {exact: true}).fill(EDITED.message);
+		await page.getByTestId('send').click();
+		await page.getByTestId('conflict').waitFor();
+
+		await page.getByTestId('send-as-new').click();
+		const second = await reaches(page, 'succeeded');
+		expect(second).not.toBe(first);
+		expect(await fields(page)).toEqual(EDITED);
+		expect(demo.api.totalEffects).toBe(2);
+		expect(distinctKeys()).toEqual([first, second]);
+		expect(demo.api.requests.filter(request => request.key === second).map(({body, outcome}) => ({body, outcome}))).toEqual([{body: EDITED_BODY, outcome: 201}]);
+		expect(new Set(demo.api.requests.filter(request => request.key === first).map(request => request.body))).toEqual(new Set([BODY]));
+	});
+
+	test('edits undone by "Back to the earlier text", or by a reload, leave the fields locked on the earlier text', async () => {
+		const {page, key} = await deliveredThenDown();
+		await page.getByTestId('edit').click();
+		await page.getByLabel('Message', {exact: true}).fill(EDITED.message);
+		await page.getByTestId('cancel-edit').click();
+		expect(await fields(page)).toEqual(DRAFT);
+		expect(await editable(page)).toEqual([false, false, false]);
+
+		await page.getByTestId('edit').click();
+		await page.getByLabel('Message', {exact: true}).fill(EDITED.message);
+		await page.reload();
+		await expect.poll(async () => outcome(page), {timeout: 5000}).toEqual({state: 'unresolved', key});
+		expect(await fields(page)).toEqual(DRAFT);
+		expect(await editable(page)).toEqual([false, false, false]);
+		expect(distinctKeys()).toEqual([key]);
+	});
+});
+
+describe('what the React form says, further', () => {
+	test('a 401 after a 503: "we could not confirm it", with the status; Retry, signed in again, sends the same key', async () => {
+		const page = await openDemo(FAST);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-error-503').click();
+		await page.getByTestId('chaos-error-401').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'error-before', status: 503}, {type: 'error-before', status: 401}]);
+		await expect.poll(async () => page.getByTestId('queued').textContent()).toBe('Next requests: answer 503, then answer 401');
+
+		await page.getByTestId('send').click();
+		const key = await reaches(page, 'unresolved');
+		// The 503 may have come after the work (from a proxy, say): the 401 cannot mean "not sent".
+		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: messages.notConfirmed(401)});
+		expect(demo.api.requests.map(({key, outcome}) => ({key, outcome}))).toEqual([{key, outcome: 503}, {key, outcome: 401}]);
+		expect(await page.getByText(messages.retryHint).count()).toBe(0);
+
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+	});
+
+	test('slow work, two attempts: the server "was still working on it"; the log shows the given-up request and the 409', async () => {
+		const page = await openDemo(`${FAST}&attempts=2`);
+		await fill(page, DRAFT);
+		// Slower than the panel's slow work: the second attempt comes at 3–3.4 s, well before the end.
+		demo.api.faults.push({type: 'slow', ms: 10_000});
+		await page.getByTestId('send').click();
+
+		const key = await reaches(page, 'unresolved');
+		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The server was still working on it when we stopped asking.'});
+		await expect.poll(async () => pageLog(page)).toEqual([
+			{key, outcome: 'gave-up', text: expect.any(String)},
+			{key, outcome: '409', text: expect.any(String)},
+		]);
+	});
+});
+
+describe('the server\'s request log', () => {
+	test('a 502 after the work stays 502 in the log; the retry\'s stored answer is marked as replayed', async () => {
+		const page = await openDemo(FAST);
+		await fill(page, DRAFT);
+		// Not in the panel: a proxy that answers 502 once the work is done.
+		demo.api.faults.push({type: 'error-after'});
+		await page.getByTestId('send').click();
+		const key = await reaches(page, 'succeeded');
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+
+		const expected: LoggedRequest[] = [{key, outcome: 502, replayed: false}, {key, outcome: 201, replayed: true}];
+		expect((await stats()).recent).toEqual(expected);
+		await expect.poll(async () => pageLog(page)).toEqual([
+			{key, outcome: '502', text: expect.stringMatching(/→ 502$/)},
+			{key, outcome: '201', text: expect.stringMatching(/→ 201, the stored answer replayed$/)},
+		]);
+		await expect.poll(async () => requestsReceived(page)).toBe('2 requests received');
+	});
+});
+
+describe.each(EXAMPLES)('the %s page', example => {
+	test('the intro puts the panel on the right on a wide screen, and below the form on a phone', async () => {
+		const page = await openDemo(FAST, example);
+		const intro = page.locator('.intro');
+		await page.setViewportSize({width: 1120, height: 860});
+		await expect.poll(async () => intro.innerText()).toMatch(/with the server's panel on the right\. /);
+		await page.setViewportSize({width: 390, height: 844});
+		await expect.poll(async () => intro.innerText()).toMatch(/with the server's panel below the form\. /);
+		expect(await intro.innerText()).not.toContain('on the right');
+	});
+
+	test('the panel counts "2 requests", then "0 requests" after a reset, then "1 request"', async () => {
+		const page = await openDemo(FAST, example);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-error-503').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'error-before', status: 503}]);
+		await page.getByTestId('send').click();
+		await reaches(page, 'succeeded');
+		await expect.poll(async () => requestsReceived(page)).toBe('2 requests received');
+		await page.getByRole('button', {name: 'Write another message'}).click();
+		await page.getByTestId('chaos-reset').click();
+		await expect.poll(async () => requestsReceived(page)).toBe('0 requests received');
+
+		await fill(page, DRAFT);
+		await page.getByTestId('send').click();
+		await reaches(page, 'succeeded');
+		await expect.poll(async () => requestsReceived(page)).toBe('1 request received');
+	});
+
+	test('the icon is inline, so Chromium asks for no /favicon.ico; nothing else the page asks for is missing either', async () => {
+		const page = await openDemo(FAST, example);
+		// Chromium fetches a page's icon itself, unseen by Playwright: what it fetches is the page's to say.
+		const icons = page.locator('link[rel="icon"]');
+		expect(await icons.count()).toBe(1);
+		expect(await icons.getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+		// afterEach checks that nothing the page asked for was answered 404.
 	});
 });

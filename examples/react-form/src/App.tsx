@@ -9,7 +9,8 @@ export function App() {
 			<header className="intro">
 				<p className="brand">sendonce demo</p>
 				<p>
-					Press <strong>Send</strong>, then break the network with the panel on the right. However the
+					Press <strong>Send</strong>, then break the network with the server's panel{' '}
+					<span className="beside">on the right</span><span className="below">below the form</span>. However the
 					network misbehaves, each press of Send delivers <strong>one</strong> email, and when the page
 					cannot know, it says so instead of sending again.
 				</p>

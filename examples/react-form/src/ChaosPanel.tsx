@@ -1,4 +1,4 @@
-import {FAULTS, QUEUED, type ChaosAction, type DemoStats} from '../../shared/demo';
+import {FAULTS, describeFault, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos: (action: ChaosAction) => Promise<void>}) {
 	return (
@@ -9,8 +9,8 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 				<span>{stats?.delivered === 1 ? 'email delivered' : 'emails delivered'}</span>
 			</p>
 			<p className="muted">
-				<span data-testid="requests-count">{stats?.requests ?? '–'}</span> requests received: every attempt, and any
-				request the browser resent by itself after a dropped connection
+				<span data-testid="requests-count">{stats?.requests ?? '–'}</span> {stats?.requests === 1 ? 'request' : 'requests'} received:
+				every attempt, and any request the browser resent by itself after a dropped connection
 			</p>
 
 			<h3>Break the network</h3>
@@ -36,15 +36,15 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 				</li>
 			</ul>
 			<p className="muted" data-testid="queued">
-				{stats?.queued.length ? `Next requests: ${stats.queued.map(type => QUEUED[type]).join(', then ')}` : 'No fault queued.'}
+				{stats?.queued.length ? `Next requests: ${stats.queued.map(describeFault).join(', then ')}` : 'No fault queued.'}
 			</p>
 
 			<h3>Last requests</h3>
 			{stats?.recent.length ? (
 				<ol className="log" data-testid="request-log">
-					{stats.recent.map(({key, outcome}, index) => (
-						<li key={index}>
-							<code>{key ? `${key.slice(0, 8)}…` : 'no key'}</code> → {outcome === 'dropped' ? 'connection dropped' : outcome}
+					{stats.recent.map((request, index) => (
+						<li key={index} data-key={request.key ?? ''} data-outcome={request.outcome}>
+							<code>{request.key ? `${request.key.slice(0, 8)}…` : 'no key'}</code> → {describeOutcome(request)}
 						</li>
 					))}
 				</ol>
