@@ -66,7 +66,8 @@ export interface BrowserOverheadRow {
 }
 
 const LABELS: Record<string, string> = {
-	'sendonce-indexeddb': 'sendonce, IndexedDB store',
+	'sendonce-send-indexeddb': 'sendonce client.send(), IndexedDB store',
+	'sendonce-indexeddb': 'sendonce intent() + send(), IndexedDB store',
 	'sendonce-session': 'sendonce, sessionStorage store',
 	ky: 'ky.post with an Idempotency-Key',
 	fetch: 'fetch with an Idempotency-Key',
@@ -84,8 +85,10 @@ export async function browserOverhead(browser: Browser, url: string, {intents, w
 	}
 }
 
-/** How many intents `client.resume()` sends at once (src/client.ts). */
-export const RESUME_CONCURRENCY = 4;
+import {RESUME_CONCURRENCY} from '../src/client.js';
+
+/** How many intents `client.resume()` sends at once. */
+export {RESUME_CONCURRENCY};
 
 export interface ScaleRow {
 	stored: number;

@@ -77,6 +77,10 @@ const bench = {
 		};
 
 		const runners: Record<string, Runner> = {
+			'sendonce-send-indexeddb': async () => {
+				const result = await indexedDbClient.send(`order-${serial}`, {url, json: order('send')});
+				if (result.status !== 'succeeded') throw new Error(`send: ${result.status}`);
+			},
 			'sendonce-indexeddb': intentWith(indexedDbClient, 'idb'),
 			'sendonce-session': intentWith(sessionClient, 'session'),
 			ky: async () => {
@@ -105,7 +109,7 @@ const bench = {
 		for (let finished = 0; finished < count; finished += block) {
 			for (const name of Object.keys(runners)) {
 				const ran = await counted(async () => run(name, Math.min(block, count - finished), true));
-				if (name !== 'sendonce-indexeddb') continue;
+				if (name !== 'sendonce-send-indexeddb') continue;
 				transactions.readonly += ran.readonly;
 				transactions.readwrite += ran.readwrite;
 			}

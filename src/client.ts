@@ -124,7 +124,7 @@ class Client implements SendOnceClient, IntentContext {
 			let stored: IntentRecord | undefined;
 			try {
 				stored = await this.records.update(scope, current => {
-					const settledHere = live !== undefined && live.key === current?.key && isSettled(live.state);
+					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state)));
 					created = !(current && !isSettled(current.state) && !settledHere && !replace
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;

@@ -17,6 +17,16 @@ export interface SetAsideRecord {
 
 type Change = (stored: IntentRecord | undefined) => IntentRecord | null | undefined;
 
+/** A settled intent whose record is to be deleted, and who waits for that. */
+interface Doomed {
+	scope: string;
+	key: string;
+	resolve: () => void;
+}
+
+/** How long a deletion in a store tabs share waits for a write to go along with. */
+const SETTLE_DELAY_MS = 250;
+
 /**
  * A record written by a newer sendonce (a tab of the next version, during a rolling deploy).
  * It is never set aside, overwritten or sent from here: this page is out of date.
@@ -40,8 +50,9 @@ export class Records {
 	readonly #store: () => Promise<IntentStore>;
 	readonly #emit: (event: SendOnceEvent) => void;
 	readonly #queues = new Map<string, Promise<unknown>>();
-	readonly #doomed: Array<{scope: string; key: string; resolve: () => void}> = [];
-	#flushing: Promise<void> | undefined;
+	#doomed: Doomed[] = [];
+	readonly #settling = new Set<string>();
+	#flushing = false;
 
 	constructor(store: () => Promise<IntentStore>, emit: (event: SendOnceEvent) => void) {
 		this.#store = store;
@@ -186,8 +197,9 @@ export class Records {
 	async #updateOnce(store: IntentStore, scope: string, change: Change): Promise<{given: IntentRecord | undefined} | {invalid: {value: unknown; problem: string}}> {
 		const part = this.#part(scope, change);
 		try {
-			if (store.update) await store.update(part.id, part.updater);
-			else await this.#readWrite(store, part.id, part.updater);
+			if (store.update && !this.#doomed.length) await store.update(part.id, part.updater);
+			else if (store.updateMany) await this.#withDoomed(store, [part], [scope]);
+			else await (store.update ? store.update(part.id, part.updater) : this.#readWrite(store, part.id, part.updater));
 		} catch (error) {
 			throw toStoreError(error, `update the intent for "${scope}"`);
 		}
@@ -196,16 +208,46 @@ export class Records {
 	}
 
 	/**
+	 * Writes `parts` in one `updateMany`, with the deletions waiting to be made (of other
+	 * scopes than `scopes`): a settled record is deleted in the transaction of the next write
+	 * rather than in one of its own.
+	 */
+	async #withDoomed(store: IntentStore, parts: Array<{id: string; updater: (old: unknown) => unknown}>, scopes: string[]): Promise<void> {
+		const doomed = this.#doomed.filter(entry => !scopes.includes(entry.scope));
+		this.#doomed = this.#doomed.filter(entry => !doomed.includes(entry));
+		try {
+			await store.updateMany!([...parts.map(part => [part.id, part.updater] as [string, (old: unknown) => unknown]), ...this.#deletions(doomed)]);
+		} catch (error) {
+			// Nothing of the step was written: the deletions wait for the next one.
+			this.#doomed.push(...doomed);
+			throw error;
+		}
+
+		for (const {resolve} of doomed) resolve();
+	}
+
+	/** Whether the intent `key` settled here and its record is still to be deleted. */
+	settling(key: string): boolean {
+		return this.#settling.has(key);
+	}
+
+	/** The store updaters deleting each doomed record, while it is still that intent. */
+	#deletions(doomed: Doomed[]): Array<[string, (old: unknown) => unknown]> {
+		return doomed.map(({scope, key}) => [INTENT + scope, old => ((old as {key?: unknown} | undefined)?.key === key ? undefined : old)]);
+	}
+
+	/**
 	 * Changes several scopes in one store step (one IndexedDB transaction, where the store has
 	 * `updateMany`), as `update` changes one. A scope whose record is invalid or a newer app's is
 	 * left as it is, and its change is not asked. Resolves to what each change was given.
 	 */
 	async updateMany(changes: Array<[scope: string, change: Change]>): Promise<Array<IntentRecord | undefined>> {
-		return this.#exclusive(changes.map(([scope]) => scope), async () => {
+		const scopes = changes.map(([scope]) => scope);
+		return this.#exclusive(scopes, async () => {
 			const store = await this.#store();
 			const parts = changes.map(([scope, change]) => this.#part(scope, change));
 			try {
-				if (store.updateMany) await store.updateMany(parts.map(part => [part.id, part.updater]));
+				if (store.updateMany) await this.#withDoomed(store, parts, scopes);
 				else for (const part of parts) await (store.update ? store.update(part.id, part.updater) : this.#readWrite(store, part.id, part.updater));
 			} catch (error) {
 				throw toStoreError(error, 'update the stored intents');
@@ -225,25 +267,41 @@ export class Records {
 	 * with its key and the server replays its answer).
 	 */
 	async removeSoon(scope: string, key: string): Promise<void> {
+		const store = await this.#store();
+		this.#settling.add(key);
 		return new Promise(resolve => {
-			this.#doomed.push({scope, key, resolve});
-			// Deletions that come while one step is written wait for it and go in the next.
-			this.#flushing ??= Promise.resolve().then(async () => this.#flush());
+			this.#doomed.push({scope, key, resolve: () => {
+				this.#settling.delete(key);
+				resolve();
+			}});
+			// A store tabs share (IndexedDB) has each write wait for the one before it: a deletion
+			// waits a little for the next write to ride along with, else goes in a step of its own.
+			if (this.#flushing) return;
+			this.#flushing = true;
+			const flush = async () => {
+				this.#flushing = false;
+				await this.#flush();
+			};
+
+			if (store.shared && store.updateMany) setTimeout(() => void flush(), SETTLE_DELAY_MS);
+			else void Promise.resolve().then(flush);
 		});
 	}
 
 	async #flush(): Promise<void> {
-		const batch = this.#doomed.splice(0);
-		const keys = new Map<string, string[]>();
-		for (const {scope, key} of batch) keys.set(scope, [...keys.get(scope) ?? [], key]);
+		if (this.#doomed.length === 0) return;
+		const store = await this.#store();
+		const doomed = this.#doomed.splice(0);
 		try {
-			await this.updateMany([...keys].map(([scope, doomed]) => [scope, record => (record && doomed.includes(record.key) ? null : undefined)]));
+			// Without `updateMany`, each read and write is made in its scope's turn.
+			await (store.updateMany
+				? store.updateMany(this.#deletions(doomed))
+				: this.updateMany(doomed.map(({scope, key}) => [scope, record => (record?.key === key ? null : undefined)])));
 		} catch (error) {
-			this.#emit({type: 'store-error', error});
+			this.#emit({type: 'store-error', error: toStoreError(error, 'delete settled intents')});
 		}
 
-		for (const {resolve} of batch) resolve();
-		this.#flushing = this.#doomed.length > 0 ? this.#flush() : undefined;
+		for (const {resolve} of doomed) resolve();
 	}
 
 	/** A read and a write, for a store without `update`. */

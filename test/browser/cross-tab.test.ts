@@ -181,7 +181,7 @@ async function expectSentOnceEverywhere(pages: Page[], owner: Page, results: Int
 	expect(site.server.totalEffects).toBe(1);
 	expect(await attemptEvents(pages)).toBe(1);
 	// With the record went any lease: nothing is left for a later resume to send or wait on.
-	expect(await indexedDbEntries(owner)).toEqual({});
+	await expect.poll(async () => indexedDbEntries(owner)).toEqual({});
 }
 
 describe('tabs resuming one interrupted intent at once (Web Locks)', () => {
@@ -222,7 +222,7 @@ describe('tabs resuming one interrupted intent at once (Web Locks)', () => {
 		expect(site.server.keys).toEqual([key, key]);
 		expect(site.server.requests[1]!.outcome).toBe(201);
 		expect(site.server.effects.get('o-1')).toBe(1);
-		expect(await indexedDbEntries(first)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(first)).toEqual({});
 	});
 });
 
@@ -270,7 +270,7 @@ describe('the owner tab closed mid-attempt', () => {
 		expect(site.server.totalEffects).toBe(1);
 		expect(new Set(site.server.keys)).toEqual(new Set([key]));
 		expect(site.server.requests.map(request => request.headers['x-tab'])).toEqual(['owner', ...Array(site.server.requests.length - 1).fill('waiter')]);
-		expect(await indexedDbEntries(waiter)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(waiter)).toEqual({});
 	}
 
 	test('without Web Locks: a waiting tab keeps waiting while the lease holds, then takes over with the same key; the server works once', async () => {
@@ -335,7 +335,7 @@ describe('offline, then online', () => {
 		expect(site.server.keys).toEqual([key]);
 		expect(site.server.effects.get('o-1')).toBe(1);
 		expect((await pageEvents(page)).map(event => event.type)).toEqual(['wait-online', 'attempt', 'settled']);
-		expect(await indexedDbEntries(page)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(page)).toEqual({});
 	});
 });
 
@@ -368,7 +368,7 @@ describe('resume on lifecycle events', () => {
 		expect(site.server.keys).toEqual([key]);
 		expect(site.server.requests[0]!.headers['x-tab']).toBe('resumer');
 		expect(site.server.effects.get('o-1')).toBe(1);
-		expect(await indexedDbEntries(page)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(page)).toEqual({});
 	});
 
 	test('three triggers at once make one resume loop and one request', async () => {
@@ -384,7 +384,7 @@ describe('resume on lifecycle events', () => {
 		expect((await pageEvents(page)).filter(event => event.type === 'attempt')).toEqual([{type: 'attempt', key, scope: 'checkout', attempt: 1}]);
 		expect(site.server.keys).toEqual([key]);
 		expect(site.server.effects.get('o-1')).toBe(1);
-		expect(await indexedDbEntries(page)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(page)).toEqual({});
 	});
 });
 
@@ -405,7 +405,7 @@ describe('a tab that starts sending as the owner finishes', () => {
 		await startResume(owner!);
 		const ownResult = await resumed(owner!);
 		expect(ownResult).toEqual([expect.objectContaining({status: 'succeeded', key, replayed: false, attempts: 1})]);
-		expect(await indexedDbEntries(owner!)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(owner!)).toEqual({});
 
 		await late!.evaluate(() => {
 			window.tab.slow!.end();
@@ -415,7 +415,7 @@ describe('a tab that starts sending as the owner finishes', () => {
 		expect(site.server.keys).toEqual([key]);
 		expect(site.server.effects.get('o-1')).toBe(1);
 		expect(await attemptEvents([owner!, late!])).toBe(1);
-		expect(await indexedDbEntries(owner!)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(owner!)).toEqual({});
 	});
 
 	test('send() on an intent this tab read before another tab settled it: no request, and the owner\'s outcome', async () => {
@@ -434,6 +434,6 @@ describe('a tab that starts sending as the owner finishes', () => {
 		expect(await late!.evaluate(async () => [await window.tab.intent!.send()])).toEqual(ownResult);
 		expect(site.server.requests).toHaveLength(1);
 		expect(await attemptEvents([owner!, late!])).toBe(1);
-		expect(await indexedDbEntries(late!)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(late!)).toEqual({});
 	});
 });

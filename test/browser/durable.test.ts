@@ -41,7 +41,7 @@ describe('IndexedDB keeps the intent across a reload', () => {
 		expect(site.server.requests.length).toBeGreaterThanOrEqual(2);
 		expect(new Set(site.server.keys)).toEqual(new Set([key]));
 		expect(new Set(site.server.requests.map(request => request.body))).toEqual(new Set(['{"order":"o-1","total":42}']));
-		expect(await indexedDbEntries(page)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(page)).toEqual({});
 	});
 
 	test('a reload between intent() and send(): the intent is still pending with its key and is sent once', async () => {
@@ -65,7 +65,7 @@ describe('IndexedDB keeps the intent across a reload', () => {
 		expect(results).toMatchObject([{status: 'succeeded', key, replayed: false, attempts: 1}]);
 		expect(site.server.keys).toEqual([key]);
 		expect(site.server.effects.get('o-1')).toBe(1);
-		expect(await indexedDbEntries(page)).toEqual({});
+		await expect.poll(async () => indexedDbEntries(page)).toEqual({});
 	});
 });
 
@@ -96,7 +96,7 @@ describe('IndexedDB keeps the intent across a browser restart', () => {
 				expect(results).toMatchObject([{status: 'succeeded', key}]);
 				expect(site.server.keys).toEqual([key]);
 				expect(site.server.effects.get('o-1')).toBe(1);
-				expect(await indexedDbEntries(after)).toEqual({});
+				await expect.poll(async () => indexedDbEntries(after)).toEqual({});
 			} finally {
 				await second.close();
 			}
