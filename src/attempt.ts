@@ -86,7 +86,7 @@ export async function attempt(
 		const info: ResponseInfo = {status: response.status, headers: headersOf(response)};
 		if (response.redirected) info.redirected = true;
 		if (response.redirected && response.url) info.url = response.url;
-		return {response: info, data: parseBody(text, info.headers['content-type']), ...(response.type === 'cors' ? {cors: true} : {})};
+		return {response: info, data: parseBody(text, info.headers['content-type']), text, ...(response.type === 'cors' ? {cors: true} : {})};
 	} catch (error) {
 		if (sent) return {error: timedOut ? linked.reason : error, timedOut};
 		// Nothing left: `headers()` (or the write-ahead) failed, hung, or the caller aborted.

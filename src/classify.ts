@@ -3,7 +3,7 @@ import type {Classification, ResponseInfo} from './types.js';
 /** How one attempt ended: an answer, or no answer at all. */
 export type Answer =
 	/** `cors`: a cross-origin answer, whose headers the server may not have exposed. */
-	| {response: ResponseInfo; data: unknown; cors?: boolean}
+	| {response: ResponseInfo; data: unknown; text: string; cors?: boolean}
 	/**
 	 * No answer: a network error, a timeout, an abort, or (`unreadable`) an answer the
 	 * transport would not let us read: an opaque `no-cors` response, status 0.

@@ -12,7 +12,34 @@ import {isResumable, isSendable, isSettled, reduce} from './state.js';
 import {probe} from './stores/probe.js';
 import {resolveStoreWithOthers} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
-import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent, SendOptions} from './types.js';
+import {OutcomeUnknownError} from './errors/outcome-unknown-error.js';
+import {toResponse} from './response.js';
+import type {ClientOptions, IntentInit, IntentMethod, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent, SendOptions} from './types.js';
+
+/** Methods `client.fetch()` passes straight to the transport: they need no intent. */
+const PASS_THROUGH = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Body types a `Request` may carry that are text, and so can be stored and sent again. */
+const TEXT_BODY = /^(?:text\/|application\/(?:[\w.-]+\+)?(?:json|xml|x-www-form-urlencoded|javascript)\b)/i;
+
+/** The body of `request`, read once, when it is text; a binary or multipart body is refused. */
+async function textOf(request: Request): Promise<string> {
+	const type = request.headers.get('content-type') ?? '';
+	if (type && !TEXT_BODY.test(type)) {
+		throw new InvalidRequestError(`\`body\` is ${type}: use text, JSON or a form, which can be stored and sent again byte for byte`);
+	}
+
+	return request.text();
+}
+
+/** An absolute URL for a default scope (the page's location resolves a path). */
+function resolveUrl(url: string): string {
+	try {
+		return new URL(url, (globalThis as {location?: {href?: string}}).location?.href).href;
+	} catch {
+		return url;
+	}
+}
 
 /** How many stored intents `resume()` sends at once: the connections a browser opens per host. */
 export const RESUME_CONCURRENCY = 6;
@@ -76,21 +103,47 @@ class Client implements SendOnceClient, IntentContext {
 		if (this.isCurrent(intent)) this.#live.delete(intent.scope);
 	}
 
-	async intent(scope: string, request: IntentRequest, {replace = false}: IntentOptions = {}): Promise<Intent> {
-		return (await this.#findOrCreate(scope, request, replace, false)).intent;
+	async intent<Data = unknown>(scope: string, request: IntentRequest<Data>, {replace = false}: IntentOptions = {}): Promise<Intent<Data>> {
+		return (await this.#findOrCreate(scope, request, replace, false)).intent as Intent<Data>;
 	}
 
-	async send(scope: string, request: IntentRequest, {replace = false, signal}: IntentOptions & SendOptions = {}): Promise<IntentResult> {
+	async send<Data = unknown>(scope: string, request: IntentRequest<Data>, {replace = false, signal}: IntentOptions & SendOptions = {}): Promise<IntentResult<Data>> {
 		const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
-		return (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as Promise<IntentResult>;
+		return (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as Promise<IntentResult<Data>>;
 	}
+
+	/**
+	 * `fetch`, with an intent for every POST, PUT, PATCH and DELETE: the same key across
+	 * retries, reloads and restarts. GET, HEAD and OPTIONS pass straight through.
+	 */
+	readonly fetch = async (input: RequestInfo | URL, init: IntentInit = {}): Promise<Response> => {
+		const {intent: named, ...rest} = init;
+		const source = input instanceof Request ? input : undefined;
+		const method = (rest.method ?? source?.method ?? 'GET').toUpperCase();
+		if (PASS_THROUGH.has(method)) {
+			const transport = this.options.fetch;
+			return typeof transport === 'function' && !('extend' in transport) ? transport(input, rest) : fetch(input, rest);
+		}
+
+		const headers = new Headers(source?.headers);
+		new Headers(rest.headers).forEach((value, name) => headers.set(name, value));
+		const body = rest.body ?? (source?.body ? await textOf(source) : undefined);
+		const url = source ? source.url : String(input);
+		const {scope, replace = false} = typeof named === 'object' ? named : {scope: named ?? `${method} ${resolveUrl(url)}`};
+		const request = {url, method: method as IntentMethod, headers: [...headers] as Array<[string, string]>, ...(body === undefined || body === null ? {} : {body: body as string})};
+		const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
+		const signal = rest.signal ?? source?.signal ?? undefined;
+		const result = await (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as IntentResult;
+		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseText, intent.url);
+		throw new OutcomeUnknownError(intent, result);
+	};
 
 	/**
 	 * The scope's intent for `request`: the one stored, or a new one. With `sending`, a new
 	 * intent is written once, already `sending` its first attempt, while this tab claims it:
 	 * one store write before the first byte instead of two.
 	 */
-	async #findOrCreate(scope: string, request: IntentRequest, replace: boolean, sending: boolean): Promise<{intent: Intent; claim?: Claim | undefined; written?: IntentRecord}> {
+	async #findOrCreate(scope: string, request: IntentRequest<unknown>, replace: boolean, sending: boolean): Promise<{intent: Intent; claim?: Claim | undefined; written?: IntentRecord}> {
 		checkScope(scope);
 		// Take the scope's place in line now, not after hashing: a second press that hashed
 		// sooner must still find the first press's intent.
@@ -135,14 +188,14 @@ class Client implements SendOnceClient, IntentContext {
 
 			if (created) {
 				live?.detach();
-				const intent = new Intent(this, fresh, prepared.sessionHeaders);
+				const intent = new Intent(this, fresh, prepared.session);
 				this.#live.set(scope, intent);
 				return {intent, claim: await claiming, written: fresh};
 			}
 
 			const existing = this.#track(stored!);
 			if (existing.fingerprint !== prepared.fingerprint) throw new UnresolvedIntentError(existing);
-			existing.adoptSessionHeaders(prepared.sessionHeaders);
+			existing.adoptSession(prepared.session);
 			return {intent: existing};
 		});
 	}
@@ -366,4 +419,19 @@ class Client implements SendOnceClient, IntentContext {
  */
 export function createClient(options?: ClientOptions): SendOnceClient {
 	return new Client(options);
+}
+
+/**
+ * A `fetch` that makes every POST, PUT, PATCH and DELETE an intent: `client.fetch` of the client
+ * given, or of a new one made with `options`. Hand it to call sites and libraries that take a
+ * `fetch` (openapi-fetch, ofetch, GraphQL clients).
+ *
+ * @example
+ * import createApiClient from 'openapi-fetch';
+ * import {createFetch} from 'sendonce';
+ *
+ * const api = createApiClient({baseUrl: 'https://api.example.com', fetch: createFetch()});
+ */
+export function createFetch(clientOrOptions?: SendOnceClient | ClientOptions): SendOnceClient['fetch'] {
+	return clientOrOptions && 'fetch' in clientOrOptions && 'resume' in clientOrOptions ? clientOrOptions.fetch : createClient(clientOrOptions as ClientOptions | undefined).fetch;
 }

@@ -1,4 +1,5 @@
-export {createClient} from './client.js';
+export {createClient, createFetch} from './client.js';
+export type {StandardSchemaV1} from './standard-schema.js';
 export {Intent} from './intent.js';
 export {memoryStore} from './stores/memory.js';
 export {indexedDbStore} from './stores/indexeddb.js';
@@ -8,10 +9,13 @@ export {InvalidRequestError} from './errors/invalid-request-error.js';
 export {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
 export {StoreError, type StoreErrorCode} from './errors/store-error.js';
 export {KeyGenerationError} from './errors/key-generation-error.js';
+export {OutcomeUnknownError} from './errors/outcome-unknown-error.js';
+export {RequestRefusedError} from './errors/request-refused-error.js';
 export type {
 	ClientOptions,
 	Classification,
 	FetchLike,
+	IntentInit,
 	IntentMethod,
 	IntentOptions,
 	IntentRequest,

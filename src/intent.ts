@@ -12,11 +12,18 @@ import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
 import {canMove, isInsideWindow, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import type {Transport} from './transport.js';
+import type {StandardSchemaV1} from './standard-schema.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
 import {abortError, isOffline, sleep, waitForOnline} from './wait.js';
 
 /** The stored record is no longer this intent's to send: another tab settled, replaced or cleared it. */
 const ELSEWHERE = Symbol('elsewhere');
+
+/** What a page gave with the request and is never stored: headers, a schema for the body. */
+export interface Session {
+	headers: Record<string, string>;
+	schema?: StandardSchemaV1 | undefined;
+}
 
 /** What the write-ahead did: written (true), or what to return instead of sending. */
 type Written = true | typeof ELSEWHERE | IntentResult | undefined;
@@ -67,10 +74,10 @@ export interface IntentContext {
  * const result = await intent.send();
  * if (result.status === 'unresolved') showMayHaveBeenSent();
  */
-export class Intent {
+export class Intent<Data = unknown> {
 	readonly #ctx: IntentContext;
 	#record: IntentRecord;
-	#sessionHeaders: Record<string, string>;
+	#session: Session;
 	#result: IntentResult | undefined;
 	#discarded = false;
 	#snapshot: IntentSnapshot;
@@ -79,14 +86,15 @@ export class Intent {
 	#detached = false;
 	#running: Run | undefined;
 	#claim: Claim | undefined;
+	#responseText: string | undefined;
 	/** The settled record's deletion: this tab keeps its claim until it is done. */
 	#deleting: Promise<void> | undefined;
 
 	/** @internal Created by the client. */
-	constructor(ctx: IntentContext, record: IntentRecord, sessionHeaders: Record<string, string> = {}) {
+	constructor(ctx: IntentContext, record: IntentRecord, session: Session = {headers: {}}) {
 		this.#ctx = ctx;
 		this.#record = record;
-		this.#sessionHeaders = sessionHeaders;
+		this.#session = session;
 		this.#snapshot = this.#makeSnapshot();
 	}
 
@@ -125,8 +133,18 @@ export class Intent {
 	}
 
 	/** The last result of `send()` in this page. */
-	get result(): IntentResult | undefined {
-		return this.#result;
+	get result(): IntentResult<Data> | undefined {
+		return this.#result as IntentResult<Data> | undefined;
+	}
+
+	/** @internal The stored URL the intent is sent to. */
+	get url(): string {
+		return this.#record.request.url;
+	}
+
+	/** @internal The last answer's body as it came, when this page received it. */
+	get responseText(): string | undefined {
+		return this.#responseText;
 	}
 
 	/** The current immutable snapshot (the same object until something changes). */
@@ -162,8 +180,8 @@ export class Intent {
 	 * every caller has aborted, or on `discard()`. Rejects only for a programming or environment
 	 * error (a store that cannot be written); every network outcome is a result.
 	 */
-	async send(options: SendOptions = {}): Promise<IntentResult> {
-		return this.#start(options.signal, false) as Promise<IntentResult>;
+	async send(options: SendOptions = {}): Promise<IntentResult<Data>> {
+		return this.#start(options.signal, false) as Promise<IntentResult<Data>>;
 	}
 
 	/** @internal `resume()`: send only when still interrupted (another tab may have settled it). */
@@ -274,9 +292,9 @@ export class Intent {
 		this.#running?.stop.abort();
 	}
 
-	/** @internal Headers given with a later, identical `client.intent()` call. */
-	adoptSessionHeaders(headers: Record<string, string>): void {
-		this.#sessionHeaders = headers;
+	/** @internal What a later, identical `client.intent()` call gave and is not stored (headers, a schema). */
+	adoptSession(session: Session): void {
+		this.#session = session;
 	}
 
 	/**
@@ -430,10 +448,11 @@ export class Intent {
 				this.#ctx.emitOnce(`${origin} ${hidden}`, {type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
 			}
 
+			if ('response' in answer) this.#responseText = answer.text;
 			if (verdict.type === 'succeeded' && 'response' in answer) {
 				budget.refund(lastRetryCost);
 				return await this.#settle('succeeded', {
-					status: 'succeeded', key: this.key, response: answer.response, data: answer.data, replayed: verdict.replayed, attempts: this.attempts,
+					status: 'succeeded', key: this.key, response: answer.response, ...await this.#validated(answer.data), replayed: verdict.replayed, attempts: this.attempts,
 				});
 			}
 
@@ -469,6 +488,14 @@ export class Intent {
 		}
 	}
 
+	/** The body, checked by the request's schema when it has one. */
+	async #validated(data: unknown): Promise<{data: unknown; issues?: readonly StandardSchemaV1.Issue[]}> {
+		const {schema} = this.#session;
+		if (!schema) return {data};
+		const checked = await schema['~standard'].validate(data);
+		return checked.issues ? {data, issues: checked.issues} : {data: checked.value};
+	}
+
 	/** A network error from another origin, explained when it was most likely CORS. */
 	async #explained(answer: Answer): Promise<Answer> {
 		if (!('error' in answer)) return answer;
@@ -488,7 +515,7 @@ export class Intent {
 		const {headers, headerName, keyFormat} = this.#ctx.options;
 		const merged: Record<string, string> = {};
 		const fromClient = headerPairs(typeof headers === 'function' ? await headers() : headers, 'headers');
-		for (const source of [fromClient, Object.entries(this.#record.request.headers), Object.entries(this.#sessionHeaders)]) {
+		for (const source of [fromClient, Object.entries(this.#record.request.headers), Object.entries(this.#session.headers)]) {
 			for (const [name, value] of source) merged[name.toLowerCase()] = value;
 		}
 

@@ -2,6 +2,8 @@ import {InvalidRequestError} from './errors/invalid-request-error.js';
 import {fingerprint, type Sha256} from './fingerprint.js';
 import {describe} from './describe.js';
 import {headerPairs} from './headers.js';
+import type {Session} from './intent.js';
+import type {StandardSchemaV1} from './standard-schema.js';
 import type {IntentMethod, IntentRequest} from './types.js';
 
 /** The largest body an intent may carry, in UTF-8 bytes: it is stored with the intent. */
@@ -16,8 +18,8 @@ export interface PreparedRequest {
 	method: IntentMethod;
 	/** Headers that are stored with the intent. */
 	headers: Record<string, string>;
-	/** Headers given with the request that must not be stored: sent from this page only. */
-	sessionHeaders: Record<string, string>;
+	/** What must not be stored: headers sent from this page only, the schema of the body. */
+	session: Session;
 	body?: string;
 	fingerprint: string;
 }
@@ -95,7 +97,7 @@ function resolveUrl(url: unknown): string {
 	return resolved.href;
 }
 
-const KNOWN_FIELDS = new Set(['url', 'method', 'json', 'body', 'headers']);
+const KNOWN_FIELDS = new Set(['url', 'method', 'json', 'body', 'headers', 'schema']);
 
 function serialiseBody(request: IntentRequest): {body?: string; contentType?: string} {
 	if (request.json !== undefined && request.body !== undefined) {
@@ -163,5 +165,10 @@ export async function prepareRequest(
 	}
 
 	const upper = method.toUpperCase() as IntentMethod;
-	return {url, method: upper, headers, sessionHeaders, body, fingerprint: await fingerprint(upper, url, body, options.sha256)};
+	const {schema} = request;
+	if (schema !== undefined && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
+		throw new InvalidRequestError(`Expected \`schema\` to be a Standard Schema validator (zod 4, valibot, arktype), got ${describe(schema)}`);
+	}
+
+	return {url, method: upper, headers, session: {headers: sessionHeaders, schema}, body, fingerprint: await fingerprint(upper, url, body, options.sha256)};
 }

@@ -1,4 +1,5 @@
 import type {Intent} from './intent.js';
+import type {StandardSchemaV1} from './standard-schema.js';
 
 /**
  * The methods an intent may use. GET and HEAD are safe to repeat and need no intent.
@@ -23,7 +24,7 @@ export type IntentMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * 	json: {name: 'Ada', message: 'Hello'},
  * });
  */
-export interface IntentRequest {
+export interface IntentRequest<Data = unknown> {
 	/** Absolute URL, or a path resolved against the page's location. */
 	url: string;
 	/**
@@ -41,6 +42,13 @@ export interface IntentRequest {
 	 * client's `headers` option instead, which supplies them at every attempt.
 	 */
 	headers?: Record<string, string> | Headers | Array<[string, string]>;
+	/**
+	 * A Standard Schema validator (zod 4, valibot, arktype) for the success body: `result.data` is
+	 * typed and validated. A body that fails it leaves the intent succeeded (the server did the
+	 * work) with the validator's `issues` on the result. Like the `headers` not stored, it is not
+	 * stored: an intent sent again after a reload is not validated.
+	 */
+	schema?: StandardSchemaV1<unknown, Data>;
 }
 
 /**
@@ -103,13 +111,15 @@ export interface ResponseInfo {
  * 	return 'Your message may have been sent.';
  * }
  */
-export type IntentResult =
+export type IntentResult<Data = unknown> =
 	| {
 		status: 'succeeded';
 		key: string;
 		response: ResponseInfo;
-		/** The parsed JSON body, or text, or `undefined` for an empty body. */
-		data: unknown;
+		/** The parsed JSON body, or text, or `undefined` for an empty body; validated by the request's `schema`. */
+		data: Data;
+		/** Where the body failed the request's `schema`: what the validator said (`data` is then the body as it came). */
+		issues?: readonly StandardSchemaV1.Issue[];
 		/** The server answered with its stored response (`Idempotent-Replayed: true`). */
 		replayed: boolean;
 		attempts: number;
@@ -476,6 +486,21 @@ export interface IntentOptions {
 }
 
 /**
+ * `fetch`'s `RequestInit`, plus the intent a POST, PUT, PATCH or DELETE makes: its scope, or the
+ * scope and `replace`. Without it the scope is the method and the resolved URL: two different
+ * bodies to one URL are then one scope (the second is refused while the first may have been sent).
+ *
+ * @example
+ * import {createClient, type IntentInit} from 'sendonce';
+ *
+ * const init: IntentInit = {method: 'POST', body: JSON.stringify({sku: 'A1'}), headers: {'content-type': 'application/json'}, intent: 'checkout:42'};
+ * const response = await createClient().fetch('/api/orders', init);
+ */
+export interface IntentInit extends RequestInit {
+	intent?: string | {scope: string; replace?: boolean};
+}
+
+/**
  * Options for `intent.send()`.
  *
  * @example
@@ -501,12 +526,20 @@ export interface SendOptions {
  */
 export interface SendOnceClient {
 	/** Find or create the intent for `scope` (see the scope table in the README). */
-	intent(scope: string, request: IntentRequest, options?: IntentOptions): Promise<Intent>;
+	intent<Data = unknown>(scope: string, request: IntentRequest<Data>, options?: IntentOptions): Promise<Intent<Data>>;
 	/**
 	 * `intent()` then `send()` in one call, the path a form takes: a new intent is written once,
 	 * already sending its first attempt. Same scope table, same results as `intent.send()`.
 	 */
-	send(scope: string, request: IntentRequest, options?: IntentOptions & SendOptions): Promise<IntentResult>;
+	send<Data = unknown>(scope: string, request: IntentRequest<Data>, options?: IntentOptions & SendOptions): Promise<IntentResult<Data>>;
+	/**
+	 * `fetch`, with an intent for every POST, PUT, PATCH and DELETE (see {@link IntentInit}): the
+	 * same key across retries, reloads and restarts. It resolves to the `Response` of a settled
+	 * intent (a 2xx, or a definitive 4xx, as fetch would) and rejects with `OutcomeUnknownError`
+	 * when it may have been sent. GET, HEAD and OPTIONS go straight to the transport. A function,
+	 * bound: hand it to anything that takes a `fetch`.
+	 */
+	readonly fetch: (input: RequestInfo | URL, init?: IntentInit) => Promise<Response>;
 	/** The stored, unsettled intent for `scope`. */
 	get(scope: string): Promise<Intent | undefined>;
 	/** Every stored, unsettled intent. */

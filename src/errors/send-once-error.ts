@@ -14,7 +14,9 @@ export type SendOnceErrorCode =
 	| 'STORE_CORRUPT'
 	| 'STORE_VERSION'
 	| 'NO_SECURE_RANDOM'
-	| 'NO_WEB_CRYPTO';
+	| 'NO_WEB_CRYPTO'
+	| 'OUTCOME_UNKNOWN'
+	| 'REQUEST_REFUSED';
 
 const NAMES = new Set([
 	'SendOnceError',
@@ -22,6 +24,8 @@ const NAMES = new Set([
 	'UnresolvedIntentError',
 	'StoreError',
 	'KeyGenerationError',
+	'OutcomeUnknownError',
+	'RequestRefusedError',
 ]);
 
 /**

@@ -13,7 +13,7 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
-const answer = (code: number, headers: Record<string, string> = {}, data?: unknown): Answer => ({response: {status: code, headers}, data});
+const answer = (code: number, headers: Record<string, string> = {}, data?: unknown): Answer => ({response: {status: code, headers}, data, text: ''});
 
 async function sendOnce(options: ClientOptions = {}, json: unknown = {order: 'a-1'}) {
 	const store = testStore();
@@ -76,13 +76,13 @@ describe('classify(), the pure chain', () => {
 	});
 
 	test('a redirected answer, or a 3xx, is never a success by itself', () => {
-		expect(classify({response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/login'}, data: ''})).toEqual({type: 'redirected'});
+		expect(classify({response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/login'}, data: '', text: ''})).toEqual({type: 'redirected'});
 		expect(classify(answer(302, {location: '/login'}))).toEqual({type: 'redirected'});
 		expect(classify(answer(303))).toEqual({type: 'redirected'});
 	});
 
 	test('the hook may decide a redirected answer', () => {
-		const redirected = {response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/orders/7'}, data: {id: 7}};
+		const redirected = {response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/orders/7'}, data: {id: 7}, text: '{"id":7}'};
 		expect(classify(redirected, response => (response.url?.startsWith('https://api.test/orders/') ? 'success' : undefined))).toEqual({type: 'succeeded', replayed: false});
 	});
 

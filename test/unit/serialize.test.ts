@@ -128,7 +128,7 @@ describe('prepareRequest()', () => {
 			headers: {Accept: 'application/json', 'X-Tenant': 't1', Authorization: 'Bearer s3cret', 'X-Api-Key': 'k3y'},
 		}, {headerName: 'Idempotency-Key', persistHeaders: ['x-tenant']});
 		expect(prepared.headers).toEqual({'content-type': 'application/json', accept: 'application/json', 'x-tenant': 't1'});
-		expect(prepared.sessionHeaders).toEqual({authorization: 'Bearer s3cret', 'x-api-key': 'k3y'});
+		expect(prepared.session.headers).toEqual({authorization: 'Bearer s3cret', 'x-api-key': 'k3y'});
 	});
 });
 

@@ -1,0 +1,179 @@
+import createApiClient from 'openapi-fetch';
+import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
+import * as z from 'zod';
+import {createClient, createFetch, InvalidRequestError, OutcomeUnknownError, UnresolvedIntentError, type ClientOptions, type IntentInit} from '../../src/index.js';
+import {startContractServer, type ContractServer} from '../server/contract-server.js';
+
+/*
+ * client.fetch (issue 13): a fetch to swap in, with the same guarantees as client.send, against
+ * a real local server that honours the contract.
+ */
+
+let server: ContractServer;
+beforeAll(async () => {
+	server = await startContractServer({
+		serve(request, response) {
+			if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+			response.writeHead(200, {'content-type': 'application/json', 'x-seen-key': String(request.headers['idempotency-key'] ?? '')});
+			response.end(request.method === 'HEAD' ? undefined : JSON.stringify({orders: []}));
+			return true;
+		},
+	});
+});
+afterAll(async () => server.close());
+afterEach(() => {
+	server.reset();
+});
+
+const fast = {store: 'memory', retry: {limit: 3, baseDelay: 1, maxDelay: 5, budget: false}, timeout: 2000} satisfies ClientOptions;
+const orders = () => `${server.url}/orders`;
+const json = (order: string) => JSON.stringify({order});
+
+describe('client.fetch speaks fetch', () => {
+	test.each<[string, () => [RequestInfo | URL, IntentInit?]]>([
+		['a string and an init', () => [orders(), {method: 'POST', body: json('in-1'), headers: {'content-type': 'application/json'}}]],
+		['a URL and an init', () => [new URL(orders()), {method: 'POST', body: json('in-2'), headers: {'content-type': 'application/json'}}]],
+		['a Request', () => [new Request(orders(), {method: 'POST', body: json('in-3'), headers: {'content-type': 'application/json'}})]],
+		['a Request, its body and headers overridden by init', () => [new Request(orders(), {method: 'POST', body: json('ignored'), headers: {'content-type': 'text/plain', 'x-a': '1'}}), {body: json('in-4'), headers: {'content-type': 'application/json'}}]],
+		['headers as pairs', () => [orders(), {method: 'POST', body: json('in-5'), headers: [['Content-Type', 'application/json'], ['X-A', '1']]}]],
+		['headers as a Headers', () => [orders(), {method: 'POST', body: json('in-6'), headers: new Headers({'content-type': 'application/json', 'x-a': '1'})}]],
+		['a method in lower case', () => [orders(), {method: 'post', body: json('in-7'), headers: {'content-type': 'application/json'}}]],
+	])('%s: a 201 Response, the body sent once with a key', async (_case, make) => {
+		const client = createClient(fast);
+		const [input, init] = make();
+		const response = await client.fetch(input, init);
+
+		expect(response).toBeInstanceOf(Response);
+		expect(response.status).toBe(201);
+		expect(response.ok).toBe(true);
+		expect(response.headers.get('content-type')).toBe('application/json');
+		expect(response.url).toBe(orders());
+		const sent = server.requests[0]!;
+		expect(await response.json()).toEqual(JSON.parse(JSON.stringify({id: 'order-1', order: JSON.parse(sent.body).order, effects: 1})));
+		expect(response.bodyUsed).toBe(true);
+		await expect(response.text()).rejects.toThrow(TypeError);
+		expect(server.requests).toHaveLength(1);
+		expect(sent.key).toMatch(/^[\da-f-]{36}$/);
+		expect(sent.headers['content-type']).toBe('application/json');
+		expect(sent.body).toMatch(/^\{"order":"in-\d"\}$/);
+	});
+
+	test('a definitive 4xx is a Response too, not ok, with the server\'s body', async () => {
+		const response = await createClient(fast).fetch(orders(), {method: 'POST', body: JSON.stringify({order: 'no', reject: 'sold out'}), headers: {'content-type': 'application/json'}});
+		expect(response.status).toBe(400);
+		expect(response.ok).toBe(false);
+		expect(await response.json()).toEqual({error: 'invalid order', reason: 'sold out'});
+	});
+
+	test.each(['GET', 'HEAD', 'OPTIONS'])('%s passes straight through: no key, nothing stored', async method => {
+		const store = (await import('../../src/index.js')).memoryStore();
+		const response = await createClient({...fast, store}).fetch(`${server.url}/list`, {method});
+		expect(response.status).toBe(method === 'OPTIONS' ? 201 : 200);
+		if (method !== 'OPTIONS') expect(response.headers.get('x-seen-key')).toBe('');
+		expect(await store.list()).toEqual([]);
+	});
+
+	test.each<[string, IntentInit['body'] | (() => Request)]>([
+		['a FormData body', new FormData()],
+		['a Blob body', new Blob(['x'])],
+		['a stream body', new ReadableStream()],
+		['a Request with a multipart body', () => {
+			const form = new FormData();
+			form.set('a', '1');
+			return new Request(orders(), {method: 'POST', body: form});
+		}],
+	])('%s is refused with InvalidRequestError, before anything is sent', async (_case, body) => {
+		const client = createClient(fast);
+		const sending = typeof body === 'function' ? client.fetch(body()) : client.fetch(orders(), {method: 'POST', body, ...(body instanceof ReadableStream ? {duplex: 'half'} : {})});
+		await expect(sending).rejects.toBeInstanceOf(InvalidRequestError);
+		expect(server.requests).toEqual([]);
+	});
+});
+
+describe('client.fetch keeps the promise', () => {
+	test('a lost reply, then a 503: the same key, one effect', async () => {
+		const client = createClient(fast);
+		server.faults.push({type: 'lose-reply'}, {type: 'error-before', status: 503});
+		const response = await client.fetch(orders(), {method: 'POST', body: json('lost-1'), headers: {'content-type': 'application/json'}, intent: 'checkout'});
+
+		expect(response.status).toBe(201);
+		expect(response.headers.get('idempotent-replayed')).toBe('true');
+		expect(server.effects.get('lost-1')).toBe(1);
+		expect(new Set(server.keys).size).toBe(1);
+		expect(server.keys).toHaveLength(3);
+	});
+
+	test('may have been sent: OutcomeUnknownError, carrying the intent to retry with its key', async () => {
+		const client = createClient({...fast, retry: {...fast.retry, limit: 2}});
+		server.faults.push({type: 'lose-reply'}, {type: 'error-before', status: 503});
+		const error = await client.fetch(orders(), {method: 'POST', body: json('unsure-1'), intent: 'checkout'}).catch((error: unknown) => error);
+
+		expect(error).toBeInstanceOf(OutcomeUnknownError);
+		expect(error).toMatchObject({name: 'OutcomeUnknownError', code: 'OUTCOME_UNKNOWN', result: {status: 'unresolved', reason: 'exhausted'}});
+		const {intent} = error as OutcomeUnknownError;
+		expect(intent.key).toBe(server.keys[0]);
+		expect(await intent.send()).toMatchObject({status: 'succeeded', replayed: true});
+		expect(server.effects.get('unsure-1')).toBe(1);
+	});
+
+	test('the default scope is the method and the URL: another body to the same URL is refused while the first may have been sent', async () => {
+		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+		server.faults.push({type: 'lose-reply'});
+		await expect(client.fetch(orders(), {method: 'POST', body: json('scope-1')})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		await expect(client.fetch(orders(), {method: 'POST', body: json('scope-2')})).rejects.toBeInstanceOf(UnresolvedIntentError);
+
+		const again = await client.fetch(orders(), {method: 'POST', body: json('scope-1')});
+		expect(again.status).toBe(201);
+		expect(server.effects.get('scope-1')).toBe(1);
+	});
+
+	test('init.intent with replace sends another body as a new action', async () => {
+		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+		server.faults.push({type: 'lose-reply'});
+		await expect(client.fetch(orders(), {method: 'POST', body: json('r-1'), intent: 'contact'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		const response = await client.fetch(orders(), {method: 'POST', body: json('r-2'), intent: {scope: 'contact', replace: true}});
+
+		expect(response.status).toBe(201);
+		expect(new Set(server.keys).size).toBe(2);
+	});
+
+	test('a signal aborts it, and it says it may have been sent', async () => {
+		const client = createClient(fast);
+		server.faults.push({type: 'slow', ms: 300});
+		const controller = new AbortController();
+		const sending = client.fetch(orders(), {method: 'POST', body: json('abort-1'), signal: controller.signal});
+		await expect.poll(() => server.inFlight).toBe(1);
+		controller.abort();
+		await expect(sending).rejects.toMatchObject({name: 'OutcomeUnknownError', result: {reason: 'aborted'}});
+	});
+
+	test('a schema types and checks the body of a success (client.send)', async () => {
+		const client = createClient(fast);
+		const order = z.object({id: z.string(), order: z.string()});
+		const result = await client.send('checkout', {url: orders(), json: {order: 'typed-1'}, schema: order});
+		expect(result).toMatchObject({status: 'succeeded', data: {id: 'order-1', order: 'typed-1'}});
+		if (result.status === 'succeeded') expect(result.data.id satisfies string).toBe('order-1');
+
+		const wrong = await client.send('checkout-2', {url: orders(), json: {order: 'typed-2'}, schema: z.object({id: z.number()})});
+		expect(wrong).toMatchObject({status: 'succeeded', data: {id: 'order-2'}, issues: [expect.objectContaining({path: ['id']})]});
+	});
+});
+
+describe('createFetch, where a library takes a fetch', () => {
+	test('openapi-fetch sends its POSTs as intents: a lost reply is sent again with the key, one effect', async () => {
+		const api = createApiClient<Record<string, never>>({baseUrl: server.url, fetch: createFetch(fast)});
+		server.faults.push({type: 'lose-reply'});
+		const {data, response} = await (api as unknown as {POST: (path: string, options: {body: unknown}) => Promise<{data: unknown; response: Response}>}).POST('/orders', {body: {order: 'openapi-1'}});
+
+		expect(response.status).toBe(201);
+		expect(data).toMatchObject({order: 'openapi-1', effects: 1});
+		expect(server.effects.get('openapi-1')).toBe(1);
+		expect(server.keys).toHaveLength(2);
+		expect(new Set(server.keys).size).toBe(1);
+	});
+
+	test('given a client, it is that client\'s fetch', () => {
+		const client = createClient(fast);
+		expect(createFetch(client)).toBe(client.fetch);
+	});
+});
