@@ -336,6 +336,8 @@ class Client implements SendOnceClient, IntentContext {
 
 	/** One Intent object per stored record; settled leftovers (a crash after the outcome) are removed. */
 	async #adopt(record: IntentRecord): Promise<Intent | undefined> {
+		// Settled in this page, its record not yet deleted: not an intent to show or send.
+		if (this.records.settling(record.key)) return undefined;
 		if (!this.#live.has(record.scope) && isSettled(record.state)) {
 			await this.records.change(record.scope, record.key, stored => (isSettled(stored.state) ? null : undefined));
 			return undefined;

@@ -604,10 +604,15 @@ export class Intent<Data = unknown> {
 		const next = action ? reduce(this.#record, action) : this.#record;
 		this.#record = next;
 		this.#result = result;
-		if (current && action && isSettled(next.state)) {
-			// A settled intent's record is deleted, its absence being the settled state: soon,
-			// with others, off the way of the result to the caller.
+		if (current && action && next.state === 'succeeded') {
+			// A succeeded intent's record is deleted, its absence being the settled state: soon,
+			// with others, off the way of the result to the caller. Left behind by a crash, it is
+			// sent again with its key and the server replays its answer.
 			this.#deleting = records.removeSoon(this.scope, this.key);
+		} else if (current && action && isSettled(next.state)) {
+			// A failed intent is deleted before the caller hears of it: left behind, it would be
+			// sent again later, though the user was told it was not sent.
+			await records.removeNow(this.scope, this.key);
 		} else if (current && action) {
 			try {
 				await records.change(this.scope, this.key, () => this.#withLease(next));

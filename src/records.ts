@@ -223,7 +223,10 @@ export class Records {
 			throw error;
 		}
 
-		for (const {resolve} of doomed) resolve();
+		for (const {key, resolve} of doomed) {
+			this.#settling.delete(key);
+			resolve();
+		}
 	}
 
 	/** Whether the intent `key` settled here and its record is still to be deleted. */
@@ -262,21 +265,17 @@ export class Records {
 
 	/**
 	 * Deletes the settled intent `key` of `scope` soon, together with the others settled by then,
-	 * in one store step: off the path of the result to the caller. Resolves once it is gone, or
-	 * could not be (reported as a `store-error` event: a leftover `sending` record is sent again
-	 * with its key and the server replays its answer).
+	 * in one store step: off the path of the result to the caller. Resolves once a step that
+	 * deletes it was made. Until it is gone, `settling(key)` holds: this client treats the record
+	 * as settled. A step that fails is reported (a `store-error` event) and the deletion waits for
+	 * the next write.
 	 */
 	async removeSoon(scope: string, key: string): Promise<void> {
 		const store = await this.#store();
-		this.#settling.add(key);
-		return new Promise(resolve => {
-			this.#doomed.push({scope, key, resolve: () => {
-				this.#settling.delete(key);
-				resolve();
-			}});
-			// A store tabs share (IndexedDB) has each write wait for the one before it: a deletion
-			// waits a little for the next write to ride along with, else goes in a step of its own.
-			if (this.#flushing) return;
+		const removed = this.#doom(scope, key);
+		// A store tabs share (IndexedDB) has each write wait for the one before it: a deletion
+		// waits a little for the next write to ride along with, else goes in a step of its own.
+		if (!this.#flushing) {
 			this.#flushing = true;
 			const flush = async () => {
 				this.#flushing = false;
@@ -285,6 +284,22 @@ export class Records {
 
 			if (store.shared && store.updateMany) setTimeout(() => void flush(), SETTLE_DELAY_MS);
 			else void Promise.resolve().then(flush);
+		}
+
+		return removed;
+	}
+
+	/** `removeSoon`, at once: resolves once the step was made (or failed, and was reported). */
+	async removeNow(scope: string, key: string): Promise<void> {
+		const removed = this.#doom(scope, key);
+		await this.#flush();
+		return removed;
+	}
+
+	async #doom(scope: string, key: string): Promise<void> {
+		this.#settling.add(key);
+		return new Promise(resolve => {
+			this.#doomed.push({scope, key, resolve});
 		});
 	}
 
@@ -297,7 +312,9 @@ export class Records {
 			await (store.updateMany
 				? store.updateMany(this.#deletions(doomed))
 				: this.updateMany(doomed.map(({scope, key}) => [scope, record => (record?.key === key ? null : undefined)])));
+			for (const {key} of doomed) this.#settling.delete(key);
 		} catch (error) {
+			this.#doomed.push(...doomed);
 			this.#emit({type: 'store-error', error: toStoreError(error, 'delete settled intents')});
 		}
 

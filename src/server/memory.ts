@@ -30,16 +30,24 @@ const SWEEP_EVERY = 60_000;
 /**
  * Keys in this process's memory: for development, tests and single-process servers. Keys are
  * lost on restart and not shared between processes; use `redisKeyStore` or `postgresKeyStore`
- * behind a load balancer. Time is `Date.now()`, so fake timers drive its leases and TTLs.
+ * behind a load balancer. Time is `Date.now()` unless `now` says otherwise, so fake timers drive
+ * its leases and TTLs.
  *
  * @example
  * import {idempotency, memoryKeyStore} from 'sendonce/server';
  *
  * const once = idempotency({store: memoryKeyStore()});
  */
-export function memoryKeyStore(): MemoryKeyStore {
+export function memoryKeyStore({now: clock = () => Date.now()}: {
+	/**
+	 * The time in epoch milliseconds, for a clock of the server's own (a test that moves the
+	 * clients' clock and not the server's).
+	 * @default () => Date.now()
+	 */
+	now?: () => number;
+} = {}): MemoryKeyStore {
 	const entries = new Map<string, Entry>();
-	let sweptAt = Date.now();
+	let sweptAt = clock();
 
 	const sweep = (now: number) => {
 		if (now - sweptAt < SWEEP_EVERY) return;
@@ -55,7 +63,7 @@ export function memoryKeyStore(): MemoryKeyStore {
 			entries.clear();
 		},
 		async claim(id: string, {fingerprint, token, lease}: Claim): Promise<ClaimResult> {
-			const now = Date.now();
+			const now = clock();
 			sweep(now);
 			const entry = entries.get(id);
 			if (entry && entry.expiresAt > now) {
@@ -68,14 +76,14 @@ export function memoryKeyStore(): MemoryKeyStore {
 			return {state: 'claimed'};
 		},
 		async renew(id, {token, lease}) {
-			const now = Date.now();
+			const now = clock();
 			const entry = entries.get(id);
 			if (entry?.token !== token || entry.expiresAt <= now) return false;
 			entry.expiresAt = now + lease;
 			return true;
 		},
 		async complete(id, {token, fingerprint, answer, ttl}) {
-			const now = Date.now();
+			const now = clock();
 			const entry = entries.get(id);
 			// Another claim holds the key, or another answer is stored: not ours to write.
 			if (entry && entry.expiresAt > now && entry.token !== token) return false;

@@ -110,6 +110,32 @@ describe('the settled record is deleted off the way of the result', () => {
 	});
 });
 
+describe('a failed intent is gone before the caller hears of it', () => {
+	test('its delete is made before the result; if the store refuses it, this page still never sends it again', async () => {
+		const base = memoryStore();
+		let refuse = false;
+		const store: IntentStore = {...base, async updateMany(updates) {
+			if (refuse) throw Object.assign(new Error('disk full'), {name: 'QuotaExceededError'});
+			await base.updateMany!(updates);
+		}};
+		const events: string[] = [];
+		const client = createClient({...fast, store, onEvent: event => events.push(event.type)});
+		const intent = await client.intent('checkout', {url: `${server.url}/orders`, json: {order: 'nope', reject: 'sold out'}});
+		refuse = true;
+
+		expect(await intent.send()).toMatchObject({status: 'failed'});
+		expect(events).toContain('store-error');
+		expect(await base.get('intent:checkout')).toMatchObject({key: intent.key, state: 'sending'});
+		refuse = false;
+		expect(await client.resume()).toEqual([]);
+		expect(await client.list()).toEqual([]);
+		const again = await client.intent('checkout', {url: `${server.url}/orders`, json: {order: 'nope', reject: 'sold out'}});
+		expect(again.key).not.toBe(intent.key);
+		expect(server.keys).toEqual([intent.key]);
+		await expect.poll(async () => (await base.get('intent:checkout') as {key?: string} | undefined)?.key).toBe(again.key);
+	});
+});
+
 describe('deletions go together', () => {
 	test('settled records deleted in one tick share one step; those that come while it is written share the next', async () => {
 		const {store, steps, base} = countingStore();

@@ -50,6 +50,8 @@ export interface ContractServerOptions {
 	headerName?: string;
 	/** Seconds a 409 asks the client to wait (`Retry-After`), when set. @default undefined */
 	conflictRetryAfter?: number;
+	/** The server's clock, for its leases and TTLs. @default () => Date.now() */
+	now?: () => number;
 	/** How long the work takes when no fault says otherwise. @default 0 */
 	workMs?: number;
 	/** The work itself: what to answer for a body. @default 201 with `{id, order, effects}` */
@@ -83,7 +85,7 @@ export class ContractServer {
 	readonly faults: Fault[] = [];
 	/** Work started and not yet finished (a client may have given up on it). */
 	inFlight = 0;
-	readonly #keys: MemoryKeyStore = memoryKeyStore();
+	readonly #keys: MemoryKeyStore;
 	readonly #pending = new WeakMap<Request, Pending>();
 	/**
 	 * Claims are made in the order requests arrive, as they were when this server claimed keys
@@ -100,6 +102,7 @@ export class ContractServer {
 
 	constructor(options: ContractServerOptions = {}) {
 		this.#options = options;
+		this.#keys = memoryKeyStore(options.now ? {now: options.now} : {});
 		const keys = this.#keys;
 		const store: KeyStore = {
 			claim: async (id, claim) => {
