@@ -2,7 +2,7 @@ import {fileURLToPath} from 'node:url';
 import {bundleForBrowser} from '../test/browser/global-setup.js';
 import type {Browser, Page} from 'playwright-core';
 import {launchBrowser} from '../test/browser/harness.js';
-import {mean, median} from './stats.js';
+import {mean, median, spread, type Spread} from './stats.js';
 import type {BenchServer} from './server.js';
 
 export {launchBrowser};
@@ -73,16 +73,40 @@ const LABELS: Record<string, string> = {
 	fetch: 'fetch with an Idempotency-Key',
 };
 
-/** Per-intent cost in the page, each way of sending in alternating blocks. */
-export async function browserOverhead(browser: Browser, url: string, {intents, warmup, block = 50}: {intents: number; warmup: number; block?: number}): Promise<{rows: BrowserOverheadRow[]; transactions: {readonly: number; readwrite: number}}> {
-	const page = await benchPage(browser, url);
-	try {
-		const {times, transactions} = await page.evaluate(async options => window.bench.overhead(options), {count: intents, warmup, block});
-		const rows = Object.entries(times).map(([name, values]) => ({name, label: LABELS[name] ?? name, intents: values.length, median: median(values), mean: mean(values)}));
-		return {rows, transactions};
-	} finally {
-		await page.context().close();
+export interface BrowserOverhead {
+	rows: BrowserOverheadRow[];
+	/** IndexedDB transactions per `client.send()`. */
+	transactions: {readonly: number; readwrite: number};
+	/** `client.send()` with IndexedDB over ky and over fetch: each round's medians. */
+	ratio: {ky: Spread; fetch: Spread};
+	rounds: number;
+}
+
+/**
+ * Per-intent cost in the page, each way of sending in alternating blocks, `rounds` times in a
+ * fresh page (its own IndexedDB) each: the rows pool every round, the ratios spread over them.
+ */
+export async function browserOverhead(browser: Browser, url: string, {intents, warmup, rounds, block = 50}: {intents: number; warmup: number; rounds: number; block?: number}): Promise<BrowserOverhead> {
+	const pooled: Record<string, number[]> = {};
+	const ratios = {ky: [] as number[], fetch: [] as number[]};
+	const transactions = {readonly: 0, readwrite: 0};
+	for (let round = 0; round < rounds; round++) {
+		const page = await benchPage(browser, url);
+		try {
+			const measured = await page.evaluate(async options => window.bench.overhead(options), {count: Math.ceil(intents / rounds), warmup, block});
+			for (const [name, values] of Object.entries(measured.times)) (pooled[name] ??= []).push(...values);
+			const send = median(measured.times['sendonce-send-indexeddb']!);
+			ratios.ky.push(send / median(measured.times['ky']!));
+			ratios.fetch.push(send / median(measured.times['fetch']!));
+			transactions.readonly += measured.transactions.readonly / rounds;
+			transactions.readwrite += measured.transactions.readwrite / rounds;
+		} finally {
+			await page.context().close();
+		}
 	}
+
+	const rows = Object.entries(pooled).map(([name, values]) => ({name, label: LABELS[name] ?? name, intents: values.length, median: median(values), mean: mean(values)}));
+	return {rows, transactions, ratio: {ky: spread(ratios.ky), fetch: spread(ratios.fetch)}, rounds};
 }
 
 import {RESUME_CONCURRENCY} from '../src/client.js';
@@ -94,32 +118,36 @@ export interface ScaleRow {
 	stored: number;
 	/** A plain read of every key and value in the object store. */
 	rawRead: number;
-	/** `client.list()`: the read, validation of every record, an Intent per record. */
+	/** `client.list()`: the read, validation of every record, an Intent per record (median over rounds). */
 	list: number;
+	listSpread: Spread;
 	/** `client.resume()` with a fetch that answers at once: list, then per intent storage and orchestration (measured when asked to decompose). */
 	resumeInstant?: number;
-	/** `client.resume()` sending every intent to the local contract server. */
+	/** `client.resume()` sending every intent to the local contract server (median over rounds). */
 	resume: number;
-	/** The same number of plain POSTs, as many at once as resume() sends: the network's share (when asked to decompose). */
-	posts?: number;
+	/** The same number of plain POSTs, as many at once as resume() sends, right after each resume(): the network's share. */
+	posts: number;
+	/** resume() over the plain POSTs of the same round. */
+	ratio: Spread;
 	/** IndexedDB transactions per intent during the real resume. */
 	transactions: {readonly: number; readwrite: number};
-	/** Outcomes of the real resume, and the server's count of effects. */
+	/** Outcomes of the real resume, and the server's count of effects (the last round). */
 	succeeded: number;
 	effects: number;
-	/** Records left in the store after the real resume. */
+	/** Records left in the store after the real resume (the last round). */
 	left: number;
 	/** Where the renderer's time went during the real resume (when asked to decompose). */
 	profile?: ResumeProfile;
 }
 
 /**
- * `list()` and `resume()` over `count` intents seeded straight into IndexedDB; with
- * `decompose`, also resume() without a network and plain POSTs, and a CPU profile of the real
- * resume, to split its time. Every step runs in a freshly loaded page, so no client of an
- * earlier step is listening.
+ * `list()` and `resume()` over `count` intents seeded straight into IndexedDB, and as many
+ * plain POSTs at resume()'s concurrency right after each resume, `rounds` times; with
+ * `decompose`, also resume() without a network and a CPU profile of the first real resume, to
+ * split its time. Every step runs in a freshly loaded page, so no client of an earlier step is
+ * listening.
  */
-export async function scale(browser: Browser, server: BenchServer, count: number, {decompose = false} = {}): Promise<ScaleRow> {
+export async function scale(browser: Browser, server: BenchServer, count: number, {rounds = 1, decompose = false} = {}): Promise<ScaleRow> {
 	const url = await openSite(server);
 	const page = await benchPage(browser, url);
 	try {
@@ -127,41 +155,51 @@ export async function scale(browser: Browser, server: BenchServer, count: number
 		await load(page);
 		const raw = await page.evaluate(async () => window.bench.rawRead());
 		if (raw.count !== count) throw new Error(`seeded ${count} intents, found ${raw.count}`);
-		await load(page);
-		const listed = await page.evaluate(async () => window.bench.list());
-		if (listed.count !== count) throw new Error(`list() found ${listed.count} of ${count} intents`);
 		let instant: number | undefined;
 		if (decompose) {
 			await load(page);
 			const resumed = await page.evaluate(async () => window.bench.resume({instant: true}));
 			if (resumed.outcomes['succeeded'] !== count) throw new Error(`resume() without network: ${JSON.stringify(resumed.outcomes)}`);
 			instant = resumed.ms;
-			await page.evaluate(async count => window.bench.seed({count}), count);
 		}
 
-		await load(page);
-		// Sampling every 500 µs costs too little to show in the timing (checked against unprofiled runs).
-		const profiler = decompose ? await startProfiler(page) : undefined;
-		const real = await page.evaluate(async () => window.bench.resume({instant: false}));
-		const profile = await profiler?.stop(count, real.ms);
-		const stats = await server.stats();
-		let posts: number | undefined;
-		if (decompose) {
+		const lists: number[] = [];
+		const resumes: number[] = [];
+		const posts: number[] = [];
+		let profile: ResumeProfile | undefined;
+		let last: Awaited<ReturnType<Window['bench']['resume']>> | undefined;
+		let effects = 0;
+		for (let round = 0; round < rounds; round++) {
+			await page.evaluate(async count => window.bench.seed({count}), count);
 			await load(page);
-			posts = await page.evaluate(async options => window.bench.posts(options), {count, concurrency: RESUME_CONCURRENCY});
+			const listed = await page.evaluate(async () => window.bench.list());
+			if (listed.count !== count) throw new Error(`list() found ${listed.count} of ${count} intents`);
+			lists.push(listed.ms);
+			await load(page);
+			const before = (await server.stats()).effects;
+			// Sampling every 500 µs costs too little to show in the timing (checked against unprofiled runs).
+			const profiler = decompose && round === 0 ? await startProfiler(page) : undefined;
+			last = await page.evaluate(async () => window.bench.resume({instant: false}));
+			profile = await profiler?.stop(count, last.ms) ?? profile;
+			effects = (await server.stats()).effects - before;
+			resumes.push(last.ms);
+			await load(page);
+			posts.push(await page.evaluate(async options => window.bench.posts(options), {count, concurrency: RESUME_CONCURRENCY}));
 		}
 
 		return {
 			stored: count,
 			rawRead: raw.ms,
-			list: listed.ms,
+			list: median(lists),
+			listSpread: spread(lists),
 			...(instant === undefined ? {} : {resumeInstant: instant}),
-			resume: real.ms,
-			...(posts === undefined ? {} : {posts}),
-			transactions: {readonly: real.readonly / count, readwrite: real.readwrite / count},
-			succeeded: real.outcomes['succeeded'] ?? 0,
-			effects: stats.effects,
-			left: real.left,
+			resume: median(resumes),
+			posts: median(posts),
+			ratio: spread(resumes.map((resume, round) => resume / posts[round]!)),
+			transactions: {readonly: last!.readonly / count, readwrite: last!.readwrite / count},
+			succeeded: last!.outcomes['succeeded'] ?? 0,
+			effects,
+			left: last!.left,
 			...(profile ? {profile} : {}),
 		};
 	} finally {

@@ -1,7 +1,8 @@
 /*
  * `npm run bench`: proves sendonce in numbers and writes bench/RESULTS.md,
  * bench/duplicates.svg and bench/results.json. Flags: --intents=5000 (per variant and fault
- * rate), --browser-intents=500, --scale=1000,10000, --concurrency=40, --seed=1; --report
+ * rate), --browser-intents=500, --rounds=5 (overhead rounds, each giving its ratios),
+ * --scale=1000,10000, --scale-rounds=3, --concurrency=40, --seed=1; --report
  * renders RESULTS.md and the chart again from results.json without measuring.
  */
 import {execFileSync} from 'node:child_process';
@@ -14,7 +15,7 @@ import {nodeOverhead} from './overhead-node.js';
 import {chart, percent, renderResults, tables, type BenchData} from './report.js';
 import {BenchServer} from './server.js';
 import {formatSizes, measureSizes, withinBudgets} from './size.js';
-import {integer, ms} from './stats.js';
+import {integer, ms, ratioText} from './stats.js';
 import {POLICY} from './variants.js';
 
 function flag(name: string, fallback: string): string {
@@ -42,7 +43,7 @@ const log = (text = '') => console.log(text);
 /** Writes RESULTS.md, the chart and the data, and prints every table. */
 async function report(data: BenchData): Promise<void> {
 	const all = tables(data);
-	log(`\n## Duplicates under faults\n\n${all.sweep}\n\n## Overhead per intent, Node\n\n${all.node}\n\n## Overhead per intent, Chromium\n\n${all.page}\n\n## list() and resume(), Chromium IndexedDB\n\n${all.scale}\n\n${all.profile}\n\n${all.functions}\n\n## Size budgets\n\n${formatSizes(data.sizes)}\n`);
+	log(`\n## Targets\n\n${all.targets}\n\n## Duplicates under faults\n\n${all.sweep}\n\n## Overhead per intent, Node\n\n${all.node}\n\n## Overhead per intent, Chromium\n\n${all.page}\n\n## list() and resume(), Chromium IndexedDB\n\n${all.scale}\n\n${all.profile}\n\n${all.functions}\n\n## Size budgets\n\n${formatSizes(data.sizes)}\n`);
 	// `npm run bench:server` owns a section of its own: keep it.
 	const server = /<!-- bench:server -->[\s\S]*<!-- \/bench:server -->/.exec(await readFile(here('RESULTS.md'), 'utf8').catch(() => ''))?.[0];
 	await writeFile(here('RESULTS.md'), server ? `${renderResults(data).trimEnd()}\n\n${server}\n` : renderResults(data));
@@ -55,6 +56,8 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 	const browserIntents = count('browser-intents', 500);
 	const scaleSizes = flag('scale', '1000,10000').split(',').map(Number);
 	const concurrency = count('concurrency', 40);
+	const rounds = count('rounds', 5);
+	const scaleRounds = count('scale-rounds', 3);
 	const seed = count('seed', 1);
 	const rates = [0, 0.1, 0.3, 0.5];
 	const nodeWarmup = 200;
@@ -69,22 +72,23 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 	try {
 		// Overhead first, in a process that no other client has warmed up or cluttered.
 		log('Overhead per intent, Node…');
-		const node = await nodeOverhead(server, {intents: 2000, warmup: nodeWarmup});
-		log(`  sendonce ${ms(node.send.median)} ms, ky ${ms(node.ky.median)} ms, fetch ${ms(node.fetch.median)} ms (median): ${node.ratio.ky.toFixed(2)}× ky, ${node.ratio.fetch.toFixed(2)}× fetch`);
+		const node = await nodeOverhead(server, {intents: 2000, warmup: nodeWarmup, rounds});
+		log(`  sendonce ${ms(node.send.median)} ms, ky ${ms(node.ky.median)} ms, fetch ${ms(node.fetch.median)} ms (median): ${ratioText(node.ratio.ky)} ky, ${ratioText(node.ratio.fetch)} fetch`);
 
 		log('Overhead per intent, Chromium…');
 		const site = await openSite(server);
-		const inPage = await browserOverhead(browser, site, {intents: browserIntents, warmup: browserWarmup});
+		const inPage = await browserOverhead(browser, site, {intents: browserIntents, warmup: browserWarmup, rounds});
 		const floor = await transactionCost(browser, site, 500);
 		for (const row of inPage.rows) log(`  ${row.label}: ${ms(row.median)} ms (median)`);
+		log(`  client.send(): ${ratioText(inPage.ratio.ky)} ky, ${ratioText(inPage.ratio.fetch)} fetch`);
 
 		log('list() and resume() over stored intents, Chromium IndexedDB…');
 		const scaleRows: ScaleRow[] = [];
 		for (const [index, size] of scaleSizes.entries()) {
 			// Split resume()'s time at the smallest size only: its costs are per intent, and the larger runs are long.
-			const row = await scale(browser, server, size, {decompose: index === 0});
+			const row = await scale(browser, server, size, {rounds: scaleRounds, decompose: index === 0});
 			scaleRows.push(row);
-			log(`  ${integer(size)} stored: list() ${ms(row.list)} ms, resume() ${ms(row.resume)} ms${row.resumeInstant === undefined ? '' : ` (no network: ${ms(row.resumeInstant)} ms; plain POSTs: ${ms(row.posts ?? Number.NaN)} ms)`}`);
+			log(`  ${integer(size)} stored: list() ${ms(row.list)} ms, resume() ${ms(row.resume)} ms, plain POSTs ${ms(row.posts)} ms: ${ratioText(row.ratio)}${row.resumeInstant === undefined ? '' : ` (resume() with no network: ${ms(row.resumeInstant)} ms)`}`);
 			if (row.succeeded !== size || row.effects !== size || row.left !== 0) {
 				failures.push(`resume() over ${size} intents: ${row.succeeded} succeeded, ${row.effects} effects, ${row.left} records left`);
 			}
@@ -122,7 +126,7 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 				loadBefore,
 				loadAfter: os.loadavg(),
 			},
-			settings: {intents, rates, concurrency, seed, policy: POLICY, nodeWarmup, browserIntents, browserWarmup, resumeConcurrency: RESUME_CONCURRENCY},
+			settings: {intents, rates, concurrency, seed, policy: POLICY, nodeWarmup, browserIntents, browserWarmup, resumeConcurrency: RESUME_CONCURRENCY, rounds, scaleRounds},
 			node,
 			browser: inPage,
 			transactionCost: floor,

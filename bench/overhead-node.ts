@@ -1,7 +1,7 @@
 import {randomUUID} from 'node:crypto';
 import ky from 'ky';
 import {createClient} from '../src/index.js';
-import {mean, median} from './stats.js';
+import {mean, median, spread, type Spread} from './stats.js';
 import type {BenchServer} from './server.js';
 
 export interface OverheadFigures {
@@ -18,16 +18,18 @@ export interface NodeOverhead {
 	intent: OverheadFigures;
 	ky: OverheadFigures;
 	fetch: OverheadFigures;
-	/** `client.send()`'s median over ky's and over fetch's. */
-	ratio: {ky: number; fetch: number};
+	/** `client.send()`'s median over ky's and over fetch's, per round. */
+	ratio: {ky: Spread; fetch: Spread};
+	rounds: number;
 }
 
 /**
  * Sequential intents on loopback, no faults: sendonce with the memory store against plain ky
  * and plain fetch sending the same body with an `Idempotency-Key` (so the server's work is the
  * same), in alternating blocks so that drift (JIT, GC, a busy neighbour) hits all alike.
+ * `intents` per client are split into `rounds`, each giving its own ratios: their spread.
  */
-export async function nodeOverhead(server: BenchServer, {intents, warmup, block = 100}: {intents: number; warmup: number; block?: number}): Promise<NodeOverhead> {
+export async function nodeOverhead(server: BenchServer, {intents, warmup, rounds, block = 100}: {intents: number; warmup: number; rounds: number; block?: number}): Promise<NodeOverhead> {
 	const url = `${await server.open()}/orders/0`;
 	const client = createClient({store: 'memory'});
 	let serial = 0;
@@ -64,17 +66,27 @@ export async function nodeOverhead(server: BenchServer, {intents, warmup, block 
 	};
 
 	for (const name of names) await run(name, warmup, false);
-	for (let done = 0; done < intents; done += block) {
-		for (const name of names) await run(name, Math.min(block, intents - done), true);
+	const perRound = Math.ceil(intents / rounds);
+	const ratios = {ky: [] as number[], fetch: [] as number[]};
+	for (let round = 0; round < rounds; round++) {
+		const from = times.send.length;
+		for (let done = 0; done < perRound; done += block) {
+			for (const name of names) await run(name, Math.min(block, perRound - done), true);
+		}
+
+		const roundMedian = (name: Name) => median(times[name].slice(from));
+		ratios.ky.push(roundMedian('send') / roundMedian('ky'));
+		ratios.fetch.push(roundMedian('send') / roundMedian('fetch'));
 	}
 
-	const figures = (name: Name, label: string): OverheadFigures => ({label, intents, median: median(times[name]), mean: mean(times[name])});
+	const figures = (name: Name, label: string): OverheadFigures => ({label, intents: times[name].length, median: median(times[name]), mean: mean(times[name])});
 	const send = figures('send', 'sendonce client.send(), memory store');
 	return {
 		send,
 		intent: figures('intent', 'sendonce intent() + send(), memory store'),
 		ky: figures('ky', 'ky.post with an Idempotency-Key'),
 		fetch: figures('fetch', 'fetch with an Idempotency-Key'),
-		ratio: {ky: send.median / median(times.ky), fetch: send.median / median(times.fetch)},
+		ratio: {ky: spread(ratios.ky), fetch: spread(ratios.fetch)},
+		rounds,
 	};
 }

@@ -49,3 +49,20 @@ export async function pool(count: number, concurrency: number, task: (index: num
 
 	await Promise.all(Array.from({length: Math.min(concurrency, count)}, worker));
 }
+
+/** One figure over repeated runs: its median, and the lowest and highest run. */
+export interface Spread {
+	median: number;
+	min: number;
+	max: number;
+	runs: number[];
+}
+
+export function spread(runs: readonly number[]): Spread {
+	return {median: median(runs), min: Math.min(...runs), max: Math.max(...runs), runs: [...runs]};
+}
+
+/** A ratio over repeated runs: `1.02× (0.97–1.08, 5 runs)`. */
+export function ratioText({median: middle, min, max, runs}: Spread): string {
+	return `${middle.toFixed(2)}× (${min.toFixed(2)}–${max.toFixed(2)}, ${runs.length} runs)`;
+}

@@ -278,8 +278,20 @@ class Client implements SendOnceClient, IntentContext {
 		const intents = (await this.list()).filter(intent => isResumable(intent.state));
 		const results: IntentResult[] = [];
 		const sending = new Set<Promise<void>>();
-		for (let index = 0; index < intents.length; index += RESUME_BATCH) {
-			for (const start of await this.#claimBatch(intents.slice(index, index + RESUME_BATCH))) {
+		const claim = (index: number) => {
+			if (index >= intents.length) return undefined;
+			const claimed = this.#claimBatch(intents.slice(index, index + RESUME_BATCH));
+			// Awaited in its turn below; until then its failure is not unhandled.
+			claimed.catch(() => undefined);
+			return claimed;
+		};
+
+		// The next batch is claimed while this one sends, so that no slot waits for the store.
+		let next = claim(0);
+		for (let index = 0; next; index += RESUME_BATCH) {
+			const starts = await next;
+			next = claim(index + RESUME_BATCH);
+			for (const start of starts) {
 				while (sending.size >= RESUME_CONCURRENCY) await Promise.race(sending);
 				const sent: Promise<void> = start().then(result => {
 					if (result) results.push(result);
