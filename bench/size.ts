@@ -22,12 +22,12 @@ export const CORE_TARGET = 10 * 1024;
 /**
  * Minified + gzipped bytes each measure may cost. The core's budget stands above its 10 KiB
  * target: what issues 10, 11 and 13 added to it (request validation, strict Retry-After dates,
- * store migration, per-caller signals, CORS checks, `client.fetch`, typed results) costs about
- * 4.5 KiB, and the rest of the gap is the retry loop, three stores, cross-tab claims and record
+ * store migration, per-caller signals, CORS checks, `client.fetch`, typed results) and the
+ * second review's fixes (rollback of an unsent attempt, refused fetch options) cost about 5 KiB, and the rest of the gap is the retry loop, three stores, cross-tab claims and record
  * validation themselves. A binding's budget is what it adds to the core.
  */
 export const BUDGETS = {
-	core: 17 * 1024,
+	core: 17.5 * 1024,
 	memoryStore: 1024,
 	react: 1.5 * 1024,
 	vue: 1.5 * 1024,

@@ -25,11 +25,30 @@ const TEXT_BODY = /^(?:text\/|application\/(?:[\w.-]+\+)?(?:json|xml|x-www-form-
 /** The body of `request`, read once, when it is text; a binary or multipart body is refused. */
 async function textOf(request: Request): Promise<string> {
 	const type = request.headers.get('content-type') ?? '';
-	if (type && !TEXT_BODY.test(type)) {
-		throw new InvalidRequestError(`\`body\` is ${type}: use text, JSON or a form, which can be stored and sent again byte for byte`);
+	const refused = (what: string) => new InvalidRequestError(`\`body\` is ${what}: use text, JSON or a form, which can be stored and sent again byte for byte`);
+	if (type && !TEXT_BODY.test(type)) throw refused(type);
+	try {
+		// Bytes that are not UTF-8 would be sent again as other bytes.
+		return new TextDecoder('utf-8', {fatal: true, ignoreBOM: true}).decode(await request.arrayBuffer());
+	} catch {
+		throw refused('not UTF-8 text');
 	}
+}
 
-	return request.text();
+/**
+ * `RequestInit` members a stored intent cannot carry to its later attempts (after a reload,
+ * from `resume()`), with the value `fetch` uses without them: any other value is refused
+ * rather than dropped. Set them on the transport (the `fetch` option) instead.
+ */
+const UNSTORED_INIT = {credentials: 'same-origin', mode: 'cors', redirect: 'follow', cache: 'default', referrerPolicy: '', keepalive: false, integrity: '', priority: 'auto'} as const;
+
+function checkUnstored(source: Request | undefined, init: RequestInit): void {
+	for (const [name, usual] of Object.entries(UNSTORED_INIT)) {
+		const given = (init as Record<string, unknown>)[name] ?? (source as unknown as Record<string, unknown> | undefined)?.[name];
+		if (given !== undefined && given !== usual && !(name === 'referrerPolicy' && given === 'strict-origin-when-cross-origin')) {
+			throw new InvalidRequestError(`\`${name}: ${JSON.stringify(given)}\` cannot be stored with the intent for its retries after a reload: set it in the client's \`fetch\` option, as in createClient({fetch: (url, init) => fetch(url, {...init, ${name}: ${JSON.stringify(given)}})})`);
+		}
+	}
 }
 
 /** An absolute URL for a default scope (the page's location resolves a path). */
@@ -108,8 +127,20 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async send<Data = unknown>(scope: string, request: IntentRequest<Data>, {replace = false, signal}: IntentOptions & SendOptions = {}): Promise<IntentResult<Data>> {
-		const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
-		return (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as Promise<IntentResult<Data>>;
+		return (await this.#sendNow(scope, request, replace, signal)).result as IntentResult<Data>;
+	}
+
+	/**
+	 * The one-call path: find or create the intent, send it. A press that joined a stored
+	 * intent which then vanished unsent by this tab (another tab had settled it, its record not
+	 * yet deleted) is a new action, made once more.
+	 */
+	async #sendNow(scope: string, request: IntentRequest<unknown>, replace: boolean, signal: AbortSignal | undefined): Promise<{intent: Intent; result: IntentResult}> {
+		for (let tries = 0; ; tries++) {
+			const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
+			const result = await (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as IntentResult;
+			if (!intent.vanished || signal?.aborted || tries > 0) return {intent, result};
+		}
 	}
 
 	/**
@@ -125,15 +156,21 @@ class Client implements SendOnceClient, IntentContext {
 			return typeof transport === 'function' && !('extend' in transport) ? transport(input, rest) : fetch(input, rest);
 		}
 
+		checkUnstored(source, rest);
 		const headers = new Headers(source?.headers);
 		new Headers(rest.headers).forEach((value, name) => headers.set(name, value));
 		const body = rest.body ?? (source?.body ? await textOf(source) : undefined);
 		const url = source ? source.url : String(input);
 		const {scope, replace = false} = typeof named === 'object' ? named : {scope: named ?? `${method} ${resolveUrl(url)}`};
 		const request = {url, method: method as IntentMethod, headers: [...headers] as Array<[string, string]>, ...(body === undefined || body === null ? {} : {body: body as string})};
-		const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
 		const signal = rest.signal ?? source?.signal ?? undefined;
-		const result = await (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as IntentResult;
+		const {intent, result} = await this.#sendNow(scope, request, replace, signal);
+		if (result.status === 'unresolved' && result.reason === 'aborted' && !result.mayHaveBeenSent && signal?.aborted) {
+			// As fetch does: an abort before anything left is an AbortError, and nothing stays behind.
+			await intent.discard();
+			throw signal.reason;
+		}
+
 		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseText, intent.url);
 		throw new OutcomeUnknownError(intent, result);
 	};
@@ -159,7 +196,8 @@ class Client implements SendOnceClient, IntentContext {
 				return {intent: earlier};
 			}
 
-			let fresh = this.#newRecord(scope, prepared);
+			const pending = this.#newRecord(scope, prepared);
+			let fresh = pending;
 			let claiming: Promise<Claim | undefined> | undefined;
 			if (sending) {
 				// The claim is asked for while the record is written; a lease goes into the write.
@@ -188,9 +226,20 @@ class Client implements SendOnceClient, IntentContext {
 
 			if (created) {
 				live?.detach();
-				const intent = new Intent(this, fresh, prepared.session);
+				const intent = new Intent(this, pending, prepared.session);
 				this.#live.set(scope, intent);
-				return {intent, claim: await claiming, written: fresh};
+				const claim = await claiming;
+				if (claim?.lease && !fresh.lease) {
+					// Web Locks refused us after all (a sandboxed frame): the lease goes on record now.
+					fresh = {...fresh, lease: {...claim.lease}};
+					const leased = fresh;
+					await this.records.change(scope, fresh.key, () => leased).catch(async (error: unknown) => {
+						await claim.release();
+						throw error;
+					});
+				}
+
+				return sending ? {intent, claim, written: fresh} : {intent};
 			}
 
 			const existing = this.#track(stored!);
@@ -286,21 +335,30 @@ class Client implements SendOnceClient, IntentContext {
 			return claimed;
 		};
 
+		// One intent's error (a `headers()` that threw) stops none of the others, and leaves
+		// nothing claimed: every claimed intent is started, and the first error thrown at the end.
+		const errors: unknown[] = [];
 		// The next batch is claimed while this one sends, so that no slot waits for the store.
 		let next = claim(0);
-		for (let index = 0; next; index += RESUME_BATCH) {
-			const starts = await next;
-			next = claim(index + RESUME_BATCH);
-			for (const start of starts) {
-				while (sending.size >= RESUME_CONCURRENCY) await Promise.race(sending);
-				const sent: Promise<void> = start().then(result => {
-					if (result) results.push(result);
-				}).finally(() => sending.delete(sent));
-				sending.add(sent);
+		try {
+			for (let index = 0; next; index += RESUME_BATCH) {
+				const starts = await next;
+				next = claim(index + RESUME_BATCH);
+				for (const start of starts) {
+					while (sending.size >= RESUME_CONCURRENCY) await Promise.race(sending);
+					const sent: Promise<void> = start().then(result => {
+						if (result) results.push(result);
+					}, (error: unknown) => {
+						errors.push(error);
+					}).finally(() => sending.delete(sent));
+					sending.add(sent);
+				}
 			}
+		} finally {
+			await Promise.all(sending);
 		}
 
-		await Promise.all(sending);
+		if (errors.length > 0) throw errors[0];
 		return results;
 	}
 

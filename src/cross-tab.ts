@@ -16,7 +16,7 @@ const CHANNEL = 'sendonce';
 export interface Claim {
 	/** Where Web Locks are missing: the lease to write with every record, kept fresh. */
 	readonly lease?: {owner: string; until: number};
-	release(): Promise<void>;
+	release: () => Promise<void>;
 }
 
 interface LockManagerLike {
@@ -55,6 +55,8 @@ export class Coordinator {
 	#tabId: string | undefined;
 	readonly #waiters = new Map<string, Set<(result: IntentResult) => void>>();
 	readonly #received = new Map<string, IntentResult>();
+	/** Keys this tab holds a claim on. */
+	readonly #held = new Set<string>();
 	#channel: BroadcastChannel | undefined | false;
 	/** `navigator.locks` exists but refused us (a sandboxed iframe, blocked site data). */
 	#locksDenied = false;
@@ -75,6 +77,30 @@ export class Coordinator {
 	 * goes into the record's first write.
 	 */
 	async claim(key: string, scope: string, fresh = false): Promise<Claim | undefined> {
+		// A lease is this tab's, whoever in the tab asks: a second claim from here (a resume()
+		// while a send runs) must not take it over, and then release it under the sender.
+		if (this.#held.has(key)) return undefined;
+		this.#held.add(key);
+		let claim: Claim | undefined;
+		try {
+			claim = await this.#claim(key, scope, fresh);
+		} finally {
+			if (!claim) this.#held.delete(key);
+		}
+
+		if (!claim) return undefined;
+		const {release} = claim;
+		let released = false;
+		claim.release = async () => {
+			if (released) return;
+			released = true;
+			this.#held.delete(key);
+			await release();
+		};
+		return claim;
+	}
+
+	async #claim(key: string, scope: string, fresh: boolean): Promise<Claim | undefined> {
 		this.#open();
 		const locks = this.#locks();
 		if (locks) {

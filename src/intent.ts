@@ -89,6 +89,15 @@ export class Intent<Data = unknown> {
 	#responseText: string | undefined;
 	/** The settled record's deletion: this tab keeps its claim until it is done. */
 	#deleting: Promise<void> | undefined;
+	/**
+	 * The record as it was before an attempt was put on record ahead of the send (`client.send`,
+	 * `resume()`), until a byte leaves: restored when nothing was sent after all.
+	 */
+	#prior: IntentRecord | undefined;
+	/** This object sent at least one attempt. */
+	#sentHere = false;
+	/** The record vanished before this object sent anything, with no outcome heard. */
+	#vanished = false;
 
 	/** @internal Created by the client. */
 	constructor(ctx: IntentContext, record: IntentRecord, session: Session = {headers: {}}) {
@@ -163,6 +172,15 @@ export class Intent<Data = unknown> {
 	}
 
 	/**
+	 * @internal The stored intent this object stood for was settled and deleted, replaced or
+	 * cleared elsewhere before this object sent anything, and no outcome was heard: a press
+	 * that joined it is a new action.
+	 */
+	get vanished(): boolean {
+		return this.#vanished;
+	}
+
+	/**
 	 * Calls `listener` with a new snapshot whenever the intent changes.
 	 * @returns unsubscribe
 	 */
@@ -201,6 +219,7 @@ export class Intent<Data = unknown> {
 		}
 
 		if (written) {
+			this.#prior = this.#record;
 			this.#record = written;
 			this.#publish();
 		}
@@ -381,6 +400,7 @@ export class Intent<Data = unknown> {
 	async #lost(): Promise<IntentResult> {
 		const known = this.#ctx.coordinator.received(this.key);
 		if (known) return this.#adoptOutcome(known);
+		this.#vanished = !this.#sentHere;
 		this.#ctx.forget(this);
 		this.detach();
 		const error = new Error('Settled, replaced or cleared in another tab');
@@ -403,6 +423,7 @@ export class Intent<Data = unknown> {
 		try {
 			return await this.#retryLoop(signal, onlyIfInterrupted, written);
 		} catch (error) {
+			if (this.#prior) await this.#rollBack();
 			if (this.#record.state === 'sending') await this.#stopSending();
 			throw error;
 		}
@@ -433,8 +454,11 @@ export class Intent<Data = unknown> {
 			const next = await attempt(this.#ctx.transport, {url, method, body, headers: async () => this.#headers()}, options.timeout, signal, async () => {
 				// Write-ahead: the attempt is on record before a byte leaves.
 				if (!prewritten) recorded = await this.#recordAttempt(onlyIfInterrupted && made === 0);
-				if (recorded === true) emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
-				return recorded === true;
+				if (recorded !== true) return false;
+				this.#prior = undefined;
+				this.#sentHere = true;
+				emit({type: 'attempt', key: this.key, scope: this.scope, attempt: this.attempts});
+				return true;
 			});
 			if (recorded !== true) return recorded;
 			if (!next) return await this.#unresolve('aborted', answer);
@@ -552,6 +576,22 @@ export class Intent<Data = unknown> {
 		return stored.state === 'expired' ? this.#expire() : ELSEWHERE;
 	}
 
+	/**
+	 * The attempt put on record ahead of the send never left (an abort, a `headers()` that
+	 * threw, an expired window): the record goes back to what it was, since nothing can have
+	 * happened.
+	 */
+	async #rollBack(): Promise<void> {
+		const next = {...this.#prior!, updatedAt: Date.now()};
+		this.#prior = undefined;
+		this.#record = next;
+		this.#publish();
+		if (!this.#ctx.isCurrent(this)) return;
+		await this.#ctx.records.change(this.scope, this.key, () => this.#withLease(next)).catch((error: unknown) => {
+			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
+		});
+	}
+
 	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
 	async #stopSending(): Promise<void> {
 		const next = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
@@ -568,6 +608,7 @@ export class Intent<Data = unknown> {
 	}
 
 	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined): Promise<IntentResult> {
+		if (this.#prior) await this.#rollBack();
 		// Aborted before any attempt: nothing can have happened, the intent stays pending.
 		const action: IntentAction | undefined = this.#record.state === 'sending' ? {type: 'unresolve', reason, at: Date.now()} : undefined;
 		const state = action ? 'unresolved' : this.#record.state;
@@ -584,6 +625,7 @@ export class Intent<Data = unknown> {
 	}
 
 	async #expire(): Promise<IntentResult> {
+		if (this.#prior) await this.#rollBack();
 		const action: IntentAction | undefined = this.#record.state === 'expired' ? undefined : {type: 'expire', at: Date.now()};
 		return this.#finish(action, {
 			status: 'expired',
@@ -601,6 +643,15 @@ export class Intent<Data = unknown> {
 	async #finish(action: IntentAction | undefined, result: IntentResult): Promise<IntentResult> {
 		const {records, emit} = this.#ctx;
 		const current = this.#ctx.isCurrent(this);
+		if (current && action?.type === 'settle' && action.state === 'failed' && !await this.#removeFailed(action)) {
+			// Still stored as sending, it would be sent again: the app must not hear "not sent".
+			if (result.status === 'failed') {
+				return this.#finish({type: 'unresolve', reason: 'refused', at: action.at}, {
+					status: 'unresolved', key: this.key, reason: 'refused', error: undefined, response: result.response, data: result.data, attempts: this.attempts, mayHaveBeenSent: true,
+				});
+			}
+		}
+
 		const next = action ? reduce(this.#record, action) : this.#record;
 		this.#record = next;
 		this.#result = result;
@@ -609,11 +660,7 @@ export class Intent<Data = unknown> {
 			// with others, off the way of the result to the caller. Left behind by a crash, it is
 			// sent again with its key and the server replays its answer.
 			this.#deleting = records.removeSoon(this.scope, this.key);
-		} else if (current && action && isSettled(next.state)) {
-			// A failed intent is deleted before the caller hears of it: left behind, it would be
-			// sent again later, though the user was told it was not sent.
-			await records.removeNow(this.scope, this.key);
-		} else if (current && action) {
+		} else if (current && action && !isSettled(next.state)) {
 			try {
 				await records.change(this.scope, this.key, () => this.#withLease(next));
 			} catch (error) {
@@ -633,6 +680,29 @@ export class Intent<Data = unknown> {
 			...('response' in result && result.response ? {status: result.response.status} : {}),
 		});
 		return result;
+	}
+
+	/**
+	 * A failed intent is gone from the store before the caller hears of it: left behind, it
+	 * would be sent again later, though the user was told it was not sent. Where the delete
+	 * fails, the record is marked failed instead (never sent again, removed later); false when
+	 * neither could be written.
+	 */
+	async #removeFailed(action: IntentAction): Promise<boolean> {
+		const {records} = this.#ctx;
+		if (await records.removeNow(this.scope, this.key)) return true;
+		// The mark is a write of its own, with no deletion riding along to fail it again.
+		records.keep(this.key);
+		const settled = reduce(this.#record, action);
+		try {
+			await records.change(this.scope, this.key, () => settled);
+		} catch (error) {
+			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
+			return false;
+		}
+
+		void records.removeSoon(this.scope, this.key);
+		return true;
 	}
 
 	/** Where Web Locks are missing, every write keeps this tab's lease on the record. */

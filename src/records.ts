@@ -218,8 +218,9 @@ export class Records {
 		try {
 			await store.updateMany!([...parts.map(part => [part.id, part.updater] as [string, (old: unknown) => unknown]), ...this.#deletions(doomed)]);
 		} catch (error) {
-			// Nothing of the step was written: the deletions wait for the next one.
+			// Nothing of the step was written: the deletions wait for the next step, or their own.
 			this.#doomed.push(...doomed);
+			if (doomed.length > 0) this.#scheduleFlush(store);
 			throw error;
 		}
 
@@ -227,6 +228,14 @@ export class Records {
 			this.#settling.delete(key);
 			resolve();
 		}
+	}
+
+	/** Calls off the deletion of `key`'s record: it stays, to be sent again. */
+	keep(key: string): void {
+		const kept = this.#doomed.filter(entry => entry.key === key);
+		this.#doomed = this.#doomed.filter(entry => entry.key !== key);
+		this.#settling.delete(key);
+		for (const {resolve} of kept) resolve();
 	}
 
 	/** Whether the intent `key` settled here and its record is still to be deleted. */
@@ -273,27 +282,35 @@ export class Records {
 	async removeSoon(scope: string, key: string): Promise<void> {
 		const store = await this.#store();
 		const removed = this.#doom(scope, key);
-		// A store tabs share (IndexedDB) has each write wait for the one before it: a deletion
-		// waits a little for the next write to ride along with, else goes in a step of its own.
-		if (!this.#flushing) {
-			this.#flushing = true;
-			const flush = async () => {
-				this.#flushing = false;
-				await this.#flush();
-			};
-
-			if (store.shared && store.updateMany) setTimeout(() => void flush(), SETTLE_DELAY_MS);
-			else void Promise.resolve().then(flush);
-		}
-
+		this.#scheduleFlush(store);
 		return removed;
 	}
 
-	/** `removeSoon`, at once: resolves once the step was made (or failed, and was reported). */
-	async removeNow(scope: string, key: string): Promise<void> {
+	/**
+	 * A store tabs share (IndexedDB) has each write wait for the one before it: a deletion
+	 * waits a little for the next write to ride along with, else goes in a step of its own.
+	 */
+	#scheduleFlush(store: IntentStore): void {
+		if (this.#flushing) return;
+		this.#flushing = true;
+		const flush = async () => {
+			this.#flushing = false;
+			await this.#flush();
+		};
+
+		if (store.shared && store.updateMany) setTimeout(() => void flush(), SETTLE_DELAY_MS);
+		else void Promise.resolve().then(flush);
+	}
+
+	/**
+	 * `removeSoon`, at once. Resolves to whether the record is gone; a step that failed was
+	 * reported, and the deletion waits for the next write.
+	 */
+	async removeNow(scope: string, key: string): Promise<boolean> {
 		const removed = this.#doom(scope, key);
 		await this.#flush();
-		return removed;
+		await removed;
+		return !this.#settling.has(key);
 	}
 
 	async #doom(scope: string, key: string): Promise<void> {

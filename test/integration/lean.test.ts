@@ -111,7 +111,7 @@ describe('the settled record is deleted off the way of the result', () => {
 });
 
 describe('a failed intent is gone before the caller hears of it', () => {
-	test('its delete is made before the result; if the store refuses it, this page still never sends it again', async () => {
+	test('its delete is made before the result; if the store refuses it, the record is marked failed and never sent again', async () => {
 		const base = memoryStore();
 		let refuse = false;
 		const store: IntentStore = {...base, async updateMany(updates) {
@@ -125,7 +125,7 @@ describe('a failed intent is gone before the caller hears of it', () => {
 
 		expect(await intent.send()).toMatchObject({status: 'failed'});
 		expect(events).toContain('store-error');
-		expect(await base.get('intent:checkout')).toMatchObject({key: intent.key, state: 'sending'});
+		expect(await base.get('intent:checkout')).toMatchObject({key: intent.key, state: 'failed'});
 		refuse = false;
 		expect(await client.resume()).toEqual([]);
 		expect(await client.list()).toEqual([]);
