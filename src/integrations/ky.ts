@@ -24,7 +24,8 @@ declare module 'ky' {
 export interface SendonceKyOptions {
 	/**
 	 * Make every POST, PUT, PATCH and DELETE an intent, not only those with an `intent` option;
-	 * their scope is then the method and the URL.
+	 * their scope is then the method and the URL. A body that cannot be stored and sent again
+	 * byte for byte (multipart, binary) then rejects with `InvalidRequestError`.
 	 * @default false
 	 */
 	all?: boolean;
@@ -35,8 +36,9 @@ const INTENT_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * ky options (a `beforeRequest` hook and a retry rule) that send each POST, PUT, PATCH and DELETE
  * with an `intent` option through `client.fetch`: the same key across retries, reloads and
- * restarts. ky's own retry stays off for those calls (sendonce owns them); its hooks that follow,
- * `throwHttpErrors` and body shortcuts apply to the answer as usual. "May have been sent" rejects
+ * restarts. ky's own retry and timeout stay off for those calls (sendonce owns them); its hooks
+ * that follow, `throwHttpErrors` and body shortcuts apply to the answer as usual. A
+ * `retry.shouldRetry` of your own replaces the one that keeps ky from retrying them. "May have been sent" rejects
  * with `OutcomeUnknownError`.
  *
  * @example

@@ -3,6 +3,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
 import {createClient, memoryStore, OutcomeUnknownError, RequestRefusedError, type ClientOptions} from '../../src/index.js';
 import {intentMutation, resumeMutations, type ResumedIntent} from '../../src/integrations/tanstack-query.js';
 import {startContractServer, type ContractServer} from '../server/contract-server.js';
+import {fast} from './api-server.js';
 
 /*
  * sendonce/tanstack-query (issue 13): mutations whose mutationFn sends an intent, against a real
@@ -17,8 +18,6 @@ afterAll(async () => server.close());
 afterEach(() => {
 	server.reset();
 });
-
-const fast = {store: 'memory', retry: {limit: 3, baseDelay: 1, maxDelay: 5, budget: false}, timeout: 2000} satisfies ClientOptions;
 
 interface Order {
 	id: string;
