@@ -105,8 +105,9 @@ export function intentMutation<Variables, Data = unknown>(client: SendOnceClient
 /**
  * Resumes the intents a reload or a crash interrupted, each as a mutation in `queryClient`'s cache
  * (TanStack Query forgets a mutation in flight when the page goes): `useMutationState` shows it,
- * pending then settled, with `meta.sendonce` a {@link ResumedIntent}. Call it on start-up instead
- * of `client.resume()`. Resolves when they have all settled.
+ * pending then settled, with `meta.sendonce` a {@link ResumedIntent}. Call it on start-up in place
+ * of `client.resume()`, which it also calls (joining the same sends), so that sendonce resumes
+ * again when the page comes back online. Resolves when they have all settled.
  *
  * @example
  * import {useMutationState} from '@tanstack/react-query';
@@ -132,5 +133,5 @@ export async function resumeMutations(queryClient: QueryClient, client: SendOnce
 		});
 		// The outcome is the mutation's state; an error is shown there, not thrown here.
 		await mutation.execute(undefined).catch(() => undefined);
-	}));
+	}).concat(client.resume().then(() => undefined)));
 }
