@@ -22,6 +22,8 @@ afterEach(() => {
 interface Order {
 	id: string;
 	reject?: string;
+	/** The user chose "order again as new". */
+	asNew?: boolean;
 }
 
 /** A mutation observer over `intentMutation`, and what its callbacks received. */
@@ -29,7 +31,7 @@ function checkout(options: ClientOptions = fast) {
 	const client = createClient(options);
 	const errors: Error[] = [];
 	const observer = new MutationObserver(new QueryClient(), {
-		...intentMutation(client, {scope: (order: Order) => `checkout:${order.id}`, request: order => ({url: `${server.url}/orders`, json: {order: order.id, ...(order.reject ? {reject: order.reject} : {})}})}),
+		...intentMutation(client, {scope: (order: Order) => `checkout:${order.id}`, request: order => ({url: `${server.url}/orders`, json: {order: order.id, ...(order.reject ? {reject: order.reject} : {})}}), replace: order => order.asNew === true}),
 		onError: error => {
 			errors.push(error);
 		},
@@ -63,6 +65,15 @@ describe('intentMutation', () => {
 		expect(await observer.mutate({id: 'tq-2'})).toMatchObject({order: 'tq-2', effects: 1});
 		expect(server.effects.get('tq-2')).toBe(1);
 		expect(new Set(server.keys).size).toBe(1);
+	});
+
+	test('replace, on the user\'s choice, sends the scope\'s action again with a new key', async () => {
+		server.faults.push({type: 'lose-reply'});
+		const {observer} = checkout({...fast, retry: {...fast.retry, limit: 1}});
+		await expect(observer.mutate({id: 'tq-5'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		expect(await observer.mutate({id: 'tq-5', asNew: true})).toMatchObject({effects: 2});
+
+		expect(new Set(server.keys).size).toBe(2);
 	});
 
 	test('a definitive 4xx: RequestRefusedError, with the server\'s reason, sent once', async () => {
