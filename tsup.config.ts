@@ -10,6 +10,9 @@ export default defineConfig({
 		server: 'src/server.ts',
 		'server/redis': 'src/server/redis.ts',
 		'server/postgres': 'src/server/postgres.ts',
+		ky: 'src/integrations/ky.ts',
+		axios: 'src/integrations/axios.ts',
+		'tanstack-query': 'src/integrations/tanstack-query.ts',
 	},
 	format: ['esm', 'cjs'],
 	dts: true,
@@ -19,5 +22,5 @@ export default defineConfig({
 	// The bindings share the core's chunk instead of carrying a copy of it (in CJS too).
 	splitting: true,
 	// Framework and database client packages are optional peers, never bundled.
-	external: ['react', 'vue', 'pg', 'redis', 'ioredis'],
+	external: ['react', 'vue', 'pg', 'redis', 'ioredis', 'ky', 'axios', /^@tanstack\//],
 });

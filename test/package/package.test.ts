@@ -31,8 +31,11 @@ if (typeof tsupConfig === 'function' || Array.isArray(tsupConfig) || Array.isArr
 /** tsup's entries: the name of a built file, and its source. */
 const tsupEntries: Record<string, string> = tsupConfig.entry ?? {};
 
-/** What the user's app has besides sendonce: the frameworks, and React's types (Vue ships its own). */
-const FRAMEWORKS = ['react', 'vue', '@types/react'];
+/**
+ * What the user's app has besides sendonce: the frameworks, React's types (Vue ships its own), and
+ * axios, which sendonce/axios loads (the ky and TanStack Query entries import only their types).
+ */
+const FRAMEWORKS = ['react', 'vue', '@types/react', 'axios'];
 
 let temporary: string;
 let tarball: string;
@@ -132,6 +135,9 @@ describe.concurrent('installed in an app', () => {
 		expect(exported['sendonce/react']).toEqual(['SendOnceProvider', 'messages', 'useIntent']);
 		expect(exported['sendonce/vue']).toEqual(['messages', 'provideSendOnce', 'sendOnceKey', 'useIntent']);
 		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange', 'sha256']);
+		expect(exported['sendonce/ky']).toEqual(['sendonceKy']);
+		expect(exported['sendonce/axios']).toEqual(['sendonceAdapter']);
+		expect(exported['sendonce/tanstack-query']).toEqual(['intentMutation', 'resumeMutations']);
 	});
 
 	test.each(['send.mjs', 'send.cjs'])('%s sends one request, with the intent\'s key', async script => {

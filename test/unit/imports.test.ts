@@ -35,6 +35,11 @@ describe('the runtime import graph of src/', () => {
 		expect(offending).toEqual([]);
 	});
 
+	test('only the integrations themselves import the ky, axios and TanStack Query integrations', () => {
+		const offending = [...edges].flatMap(([file, targets]) => (file.startsWith('integrations/') ? [] : targets.filter(target => target.startsWith('integrations/')).map(target => `${file} → ${target}`)));
+		expect(offending).toEqual([]);
+	});
+
 	test('has no cycles', () => {
 		const cycles: string[] = [];
 		const state = new Map<string, 'open' | 'done'>();
