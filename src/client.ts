@@ -14,7 +14,8 @@ import {resolveStoreWithOthers} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
 import {OutcomeUnknownError} from './errors/outcome-unknown-error.js';
 import {toResponse} from './response.js';
-import type {ClientOptions, IntentInit, IntentMethod, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceClient, SendOnceEvent, SendOptions} from './types.js';
+import type {ClientOptions, IntentInit, IntentMethod, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceEvent, SendOptions} from './types.js';
+import type {SendOnceClient} from './client-api.js';
 
 /** Methods `client.fetch()` passes straight to the transport: they need no intent. */
 const PASS_THROUGH = new Set(['GET', 'HEAD', 'OPTIONS']);

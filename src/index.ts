@@ -26,9 +26,9 @@ export type {
 	KyLike,
 	ResponseInfo,
 	RetryOptions,
-	SendOnceClient,
 	SendOnceEvent,
 	SendOptions,
 	StoreOption,
 	UnresolvedReason,
 } from './types.js';
+export type {SendOnceClient} from './client-api.js';

@@ -3,7 +3,8 @@ import {isSendOnceError} from './errors/send-once-error.js';
 import type {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
 import type {Intent} from './intent.js';
 import {isResumable} from './state.js';
-import type {IntentOptions, IntentRequest, IntentResult, IntentState, SendOnceClient} from './types.js';
+import type {IntentOptions, IntentRequest, IntentResult, IntentState} from './types.js';
+import type {SendOnceClient} from './client-api.js';
 
 /**
  * `send()` was given a different body while the scope's intent may already have been sent.

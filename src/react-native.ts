@@ -1,4 +1,5 @@
-import type {SendOnceClient} from './types.js';
+import type {} from './types.js';
+import type {SendOnceClient} from './client-api.js';
 
 export {asyncStorageStore, type AsyncStorageLike} from './stores/async-storage.js';
 

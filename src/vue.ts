@@ -1,6 +1,7 @@
 import {computed, getCurrentInstance, getCurrentScope, hasInjectionContext, inject, isRef, onMounted, onScopeDispose, provide, shallowRef, toValue, watch, type InjectionKey, type MaybeRefOrGetter, type Ref} from 'vue';
 import {defaultClient, IntentObserver, VIEW_FIELDS, type IntentActions, type IntentView} from './intent-observer.js';
-import type {SendOnceClient} from './types.js';
+import type {} from './types.js';
+import type {SendOnceClient} from './client-api.js';
 
 // The same copy as the React binding's, from one framework-free module.
 export {messages, type Messages} from './messages.js';

@@ -1,6 +1,7 @@
 import type {BeforeRequestHook, Options, ShouldRetryState} from 'ky';
 import {isSendOnceError} from '../errors/send-once-error.js';
-import type {IntentInit, SendOnceClient} from '../types.js';
+import type {IntentInit} from '../types.js';
+import type {SendOnceClient} from '../client-api.js';
 
 declare module 'ky' {
 	interface Options {

@@ -2,7 +2,8 @@ import type {MutationFunction, MutationKey, QueryClient} from '@tanstack/query-c
 import {OutcomeUnknownError} from '../errors/outcome-unknown-error.js';
 import {RequestRefusedError} from '../errors/request-refused-error.js';
 import type {Intent} from '../intent.js';
-import type {IntentOptions, IntentRequest, SendOnceClient} from '../types.js';
+import type {IntentOptions, IntentRequest} from '../types.js';
+import type {SendOnceClient} from '../client-api.js';
 
 /**
  * What {@link intentMutation} needs: which intent a mutation's variables are, and its request.
