@@ -10,6 +10,8 @@ export default defineConfig({
 		server: 'src/server.ts',
 		'server/redis': 'src/server/redis.ts',
 		'server/postgres': 'src/server/postgres.ts',
+		// The `sendonce` bin (package.json's `bin`), not an entry point: esbuild keeps its `#!` line.
+		cli: 'src/cli/bin.ts',
 	},
 	format: ['esm', 'cjs'],
 	dts: true,
