@@ -6,7 +6,7 @@ import {createServer, type Server} from 'node:http';
 import type {AddressInfo} from 'node:net';
 import {toNodeHandler} from '../../src/server.js';
 
-/** The order handler and what it counted: executions per idempotency key (`''` for none). */
+/** The order handler and what it counted: executions per user and key (`'<authorization> <key>'`). */
 export interface Orders {
 	create(request: Request, key: string | undefined): Promise<Response>;
 	executions: Map<string, number>;
@@ -19,7 +19,8 @@ export function orders(): Orders {
 		executions,
 		async create(request, key) {
 			const input = await request.json() as object;
-			executions.set(key ?? '', (executions.get(key ?? '') ?? 0) + 1);
+			const counted = `${request.headers.get('authorization') ?? ''} ${key ?? ''}`;
+			executions.set(counted, (executions.get(counted) ?? 0) + 1);
 			return Response.json({id: `ord_${++next}`, ...input}, {status: 201});
 		},
 	};

@@ -27,7 +27,7 @@ export function nonAtomic(): TestServer {
 			}
 
 			await new Promise(resolve => setTimeout(resolve, WORK_MS));
-			const response = await created.create(new Request(request.url, {method: 'POST', body}), parsed.key);
+			const response = await created.create(new Request(request.url, {method: 'POST', headers: request.headers, body}), parsed.key);
 			const answer = await response.text();
 			answers.set(key, {body, status: response.status, answer});
 			return new Response(answer, {status: response.status, headers: {'content-type': 'application/json'}});
