@@ -28,7 +28,7 @@ duplicates, a lost reply, a reused key, concurrent duplicates, key formats, CORS
 and prints one line per probe: pass, warn or fail, what was sent, what came back, and what to
 change on the server. Exits 1 if any probe fails, 0 otherwise, 2 on a bad command line.
 
-WARNING: this sends real requests (14 plus --concurrency POSTs) that take effect:
+WARNING: this sends real requests (up to 14 plus --concurrency POSTs) that take effect:
 point it at a test endpoint, or use a test account's credentials. It asks before it starts,
 unless --yes is given; without a terminal to ask on, --yes is required.
 

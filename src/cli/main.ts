@@ -36,7 +36,7 @@ async function confirmed(options: CheckOptions, io: Io): Promise<boolean> {
 		return false;
 	}
 
-	const answer = await io.ask(`This sends ${14 + options.concurrency} real ${options.method} requests to ${options.url}, each of which may take effect (a test endpoint or account?). Go ahead? [y/N] `);
+	const answer = await io.ask(`This sends up to ${14 + options.concurrency} real ${options.method} requests to ${options.url}, each of which may take effect (a test endpoint or account?). Go ahead? [y/N] `);
 	return /^y(?:es)?$/i.test(answer.trim());
 }
 

@@ -21,6 +21,7 @@ function graph(): Map<string, string[]> {
 }
 
 const isServer = (file: string) => file === 'server.ts' || file.startsWith('server/');
+const isCli = (file: string) => file.startsWith('cli/');
 
 describe('the runtime import graph of src/', () => {
 	const edges = graph();
@@ -32,6 +33,11 @@ describe('the runtime import graph of src/', () => {
 
 	test('the browser core and its bindings never import the server half', () => {
 		const offending = [...edges].flatMap(([file, targets]) => (isServer(file) ? [] : targets.filter(target => isServer(target)).map(target => `${file} → ${target}`)));
+		expect(offending).toEqual([]);
+	});
+
+	test('nothing imports the sendonce bin\'s code (src/cli/) but itself', () => {
+		const offending = [...edges].flatMap(([file, targets]) => (isCli(file) ? [] : targets.filter(target => isCli(target)).map(target => `${file} → ${target}`)));
 		expect(offending).toEqual([]);
 	});
 
