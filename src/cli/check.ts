@@ -19,7 +19,6 @@ export function probeContext(options: CheckOptions): ProbeContext {
 	};
 
 	return {
-		url: options.url,
 		method: options.method,
 		body: options.body,
 		headers: outgoing().headers,
@@ -27,7 +26,6 @@ export function probeContext(options: CheckOptions): ProbeContext {
 		origin: options.origin,
 		concurrency: options.concurrency,
 		newKey: () => `sendonce-check-${randomUUID()}`,
-		outgoing,
 		async send(init) {
 			const answer = await send(outgoing(init), options.timeout);
 			slowest = Math.max(slowest, answer.ms);

@@ -1,4 +1,4 @@
-import type {Answer, Outgoing} from './http.js';
+import type {Answer} from './http.js';
 
 /** A probe's verdict; `skip` when the flags it needs were not given. */
 export type Verdict = 'pass' | 'warn' | 'fail' | 'skip';
@@ -27,7 +27,6 @@ export interface ProbeRequest {
 
 /** What probes use to reach the endpoint: the request as the flags describe it, and fresh keys. */
 export interface ProbeContext {
-	url: string;
 	method: string;
 	/** The request's body (`--json`). */
 	body: string;
@@ -47,8 +46,6 @@ export interface ProbeContext {
 	slowest(): number;
 	/** Waits `ms` milliseconds. */
 	wait(ms: number): Promise<void>;
-	/** The request `send` would make, for reports. */
-	outgoing(init?: ProbeRequest): Outgoing;
 }
 
 /** One check of the server, and the rule it checks. */

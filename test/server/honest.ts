@@ -25,3 +25,9 @@ export function honestServer(options: IdempotencyOptions = {}): TestServer {
 	const once = idempotency({store: memoryKeyStore(), ...honestOptions, ...options});
 	return {executions: created.executions, handle: once(async (request, {key}) => created.create(request, key))};
 }
+
+/** The honest server with each of its answers passed through `rewrite`: how a broken server bends one rule. */
+export function rewrittenServer(rewrite: (response: Response) => Response): TestServer {
+	const server = honestServer();
+	return {executions: server.executions, handle: async request => rewrite(await server.handle(request))};
+}
