@@ -24,6 +24,15 @@ export const lostReply: Probe = {
 			return {verdict: 'fail', sent, got: `${got}: each retry ran again`, fix: 'claim the key before the work and replay the stored answer to every retry'};
 		}
 
+		if (!isMarked(retry) && isMarked(again)) {
+			return {
+				verdict: 'warn',
+				sent,
+				got: `${got}: the retry ran as a first request, so the dropped one left no answer (cancelled when the connection dropped, or very late)`,
+				fix: 'let a request whose connection drops run to its end and store its answer; if it was cancelled after an effect, the retry made a second one',
+			};
+		}
+
 		if (!isMarked(retry)) {
 			return {verdict: 'warn', sent, got: `${got}: unmarked, so the dropped request may have run as well`, fix: 'mark a replay with Idempotent-Replayed: true (then this check can tell whether the dropped request ran once or twice)'};
 		}
