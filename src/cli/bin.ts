@@ -3,6 +3,13 @@
 // No top-level await: tsup builds every entry as CommonJS too.
 import {main} from './main.js';
 
-void main(process.argv.slice(2)).then(code => {
-	process.exitCode = code;
-});
+main(process.argv.slice(2)).then(
+	code => {
+		process.exitCode = code;
+	},
+	(error: unknown) => {
+		// What the probes cannot turn into a verdict (an unwritable --json-report): not a server's fault.
+		console.error(error);
+		process.exitCode = 2;
+	},
+);

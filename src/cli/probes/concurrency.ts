@@ -13,7 +13,7 @@ function tally(answers: Answer[]): string {
 export const concurrency: Probe = {
 	id: 'concurrency',
 	title: 'Concurrent duplicates',
-	rule: 'IETF draft, Error Scenarios: a duplicate while the first runs gets 409; Stripe: the key is claimed atomically',
+	rule: 'IETF draft, Error Scenarios: a retry while the first request still runs gets 409, so the first must claim the key atomically',
 	async run(context) {
 		const key = context.newKey();
 		const answers = await Promise.all(Array.from({length: context.concurrency}, async () => context.send({key})));

@@ -5,7 +5,7 @@ import type {Probe} from '../probe.js';
 export const perUser: Probe = {
 	id: 'per-user',
 	title: 'Keys per user',
-	rule: 'Stripe: keys are scoped to the account that sent them; IETF draft, Security Considerations: a key must not reveal another client\'s answer',
+	rule: 'Stripe: a key belongs to the account that sent it, and never replays another account\'s answer',
 	async run(context) {
 		const [first, second] = context.users;
 		if (first === undefined || second === undefined) return {verdict: 'skip', sent: 'nothing', got: 'give two --as header sets'};
