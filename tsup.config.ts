@@ -13,6 +13,8 @@ export default defineConfig({
 		ky: 'src/integrations/ky.ts',
 		axios: 'src/integrations/axios.ts',
 		'tanstack-query': 'src/integrations/tanstack-query.ts',
+		// The `sendonce` bin (package.json's `bin`), not an entry point: esbuild keeps its `#!` line.
+		cli: 'src/cli/bin.ts',
 	},
 	format: ['esm', 'cjs'],
 	dts: true,

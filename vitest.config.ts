@@ -24,9 +24,10 @@ export default defineConfig({
 			},
 			{
 				test: {
-					// sendonce/server, against memory and the real Redis and PostgreSQL when they answer.
+					// sendonce/server, against memory and the real Redis and PostgreSQL when they answer;
+					// and `sendonce check`, which probes it and servers that break its rules.
 					name: 'server',
-					include: ['test/server-half/**/*.test.ts'],
+					include: ['test/server-half/**/*.test.ts', 'test/cli/**/*.test.ts'],
 					environment: 'node',
 					globalSetup: ['test/server-half/services.ts'],
 					testTimeout: 20_000,

@@ -16,6 +16,7 @@ interface Conditions {
 
 const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
 	name: string;
+	bin: Record<string, string>;
 	peerDependencies: Record<string, string>;
 	exports: Record<string, string | {import: Conditions; require: Conditions}>;
 };
@@ -76,8 +77,9 @@ describe.concurrent('the tarball', () => {
 		expect(unexpected).toEqual([]);
 	});
 
-	test('is one tsup entry per entry point in exports', () => {
-		expect(Object.keys(tsupEntries).sort()).toEqual(entryPoints.map(({built}) => built).sort());
+	test('is one tsup entry per entry point in exports, and one per bin', () => {
+		const bins = Object.values(manifest.bin).map(file => /^\.\/dist\/(?<name>[\w/-]+)\.js$/.exec(file)?.groups?.name);
+		expect(Object.keys(tsupEntries).sort()).toEqual([...entryPoints.map(({built}) => built), ...bins].sort());
 	});
 
 	test('passes publint, warnings and suggestions included', async () => {
@@ -147,6 +149,18 @@ describe.concurrent('installed in an app', () => {
 		expect(status).toBe('succeeded');
 		expect(key).toMatch(/^[\da-f]{8}-[\da-f]{4}-4[\da-f]{3}-[89ab][\da-f]{3}-[\da-f]{12}$/);
 		expect(keys).toEqual([key]);
+	});
+
+	test('npx sendonce check --help explains the flags and warns that it sends real requests; without --yes and a terminal it sends nothing', async () => {
+		const help = await run('npx', ['--offline', 'sendonce', 'check', '--help'], app);
+		expect(help.code, help.stderr).toBe(0);
+		expect(help.stdout).toContain('Usage: sendonce check <url>');
+		expect(help.stdout).toMatch(/WARNING: this sends real requests/);
+		for (const flag of ['--json', '--header', '--concurrency', '--origin', '--as', '--json-report', '--yes']) expect(help.stdout).toContain(flag);
+
+		const unconfirmed = await run(join(app, 'node_modules/.bin/sendonce'), ['check', 'http://127.0.0.1:9/orders'], app);
+		expect(unconfirmed.code).toBe(2);
+		expect(unconfirmed.stderr).toContain('pass --yes');
 	});
 
 	test.each(['bundler', 'node16'])('the README\'s snippets type-check with strict and skipLibCheck off, moduleResolution %s', async resolution => {

@@ -76,14 +76,15 @@ export async function installFromTarball(app: string, tarball: string, packed: P
 
 	for (const name of Object.keys(packed.dependencies ?? {})) top(name);
 	const dependencies = {[packed.name]: `file:${tarball}`, ...Object.fromEntries(frameworks.map(name => [name, top(name)]))};
-	const {version, license, engines, peerDependencies, peerDependenciesMeta} = packed;
+	// `bin` as npm writes it: `npm ci` links node_modules/.bin from the lockfile's entry.
+	const {version, license, engines, bin, peerDependencies, peerDependenciesMeta} = packed;
 	const lock = {
 		name: 'scratch-app',
 		lockfileVersion: 3,
 		requires: true,
 		packages: {
 			'': {name: 'scratch-app', dependencies},
-			[`node_modules/${packed.name}`]: {version, resolved: `file:${tarball}`, license, dependencies: packed.dependencies, engines, peerDependencies, peerDependenciesMeta},
+			[`node_modules/${packed.name}`]: {version, resolved: `file:${tarball}`, license, dependencies: packed.dependencies, engines, bin, peerDependencies, peerDependenciesMeta},
 			...locked,
 		},
 	};

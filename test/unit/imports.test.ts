@@ -23,6 +23,7 @@ function graph(pattern = IMPORT): Map<string, string[]> {
 }
 
 const isServer = (file: string) => file === 'server.ts' || file.startsWith('server/');
+const isCli = (file: string) => file.startsWith('cli/');
 
 describe('the runtime import graph of src/', () => {
 	const edges = graph();
@@ -39,6 +40,11 @@ describe('the runtime import graph of src/', () => {
 
 	test('only the integrations themselves import the ky, axios and TanStack Query integrations', () => {
 		const offending = [...edges].flatMap(([file, targets]) => (file.startsWith('integrations/') ? [] : targets.filter(target => target.startsWith('integrations/')).map(target => `${file} → ${target}`)));
+		expect(offending).toEqual([]);
+	});
+
+	test('nothing imports the sendonce bin\'s code (src/cli/) but itself', () => {
+		const offending = [...edges].flatMap(([file, targets]) => (isCli(file) ? [] : targets.filter(target => isCli(target)).map(target => `${file} → ${target}`)));
 		expect(offending).toEqual([]);
 	});
 

@@ -1,0 +1,65 @@
+import {randomUUID} from 'node:crypto';
+import {setTimeout as delay} from 'node:timers/promises';
+import type {CheckOptions} from './args.js';
+import {send, sendAndDrop, type Outgoing} from './http.js';
+import type {Probe, ProbeContext, ProbeRequest, ProbeResult} from './probe.js';
+import {probes as allProbes} from './probes/index.js';
+
+/** The context probes share: the request the options describe, and the slowest answer so far. */
+export function probeContext(options: CheckOptions): ProbeContext {
+	const [firstUser = {}] = options.users;
+	let slowest = 0;
+	const outgoing = (init: ProbeRequest = {}): Outgoing => {
+		const method = init.method ?? options.method;
+		const preflight = method === 'OPTIONS';
+		const headers: Record<string, string> = preflight ? {} : {'content-type': 'application/json', ...options.headers, ...(init.as ?? firstUser)};
+		if (init.key !== undefined) headers['idempotency-key'] = init.key;
+		Object.assign(headers, init.headers);
+		return {method, url: options.url, headers, ...(preflight ? {} : {body: init.body ?? options.body})};
+	};
+
+	return {
+		method: options.method,
+		body: options.body,
+		headers: outgoing().headers,
+		users: options.users,
+		origin: options.origin,
+		concurrency: options.concurrency,
+		newKey: () => `sendonce-check-${randomUUID()}`,
+		async send(init) {
+			const answer = await send(outgoing(init), options.timeout);
+			slowest = Math.max(slowest, answer.ms);
+			return answer;
+		},
+		sendAndDrop: async init => sendAndDrop(outgoing(init)),
+		slowest: () => slowest,
+		wait: async ms => delay(ms),
+	};
+}
+
+/** Runs each probe in turn; a probe whose requests fail on the network fails with the error. */
+export async function check(options: CheckOptions, {probes = allProbes, onResult}: {probes?: readonly Probe[]; onResult?: (result: ProbeResult) => void} = {}): Promise<ProbeResult[]> {
+	const context = probeContext(options);
+	const results: ProbeResult[] = [];
+	for (const probe of probes) {
+		let result: ProbeResult;
+		try {
+			result = {id: probe.id, title: probe.title, rule: probe.rule, ...await probe.run(context)};
+		} catch (error) {
+			result = {
+				id: probe.id,
+				title: probe.title,
+				rule: probe.rule,
+				verdict: 'fail',
+				sent: `${options.method} ${options.url}`,
+				got: `no answer: ${(error as Error).message}`,
+				fix: 'the server must answer every request, however it arrives',
+			};
+		}
+
+		results.push(result);
+		onResult?.(result);
+	}
+
+	return results;
+}

@@ -1,0 +1,65 @@
+import type {Answer} from './http.js';
+
+/** A probe's verdict; `skip` when the flags it needs were not given. */
+export type Verdict = 'pass' | 'warn' | 'fail' | 'skip';
+
+/** What one probe found: what it sent, what came back, and what to change on the server. */
+export interface Finding {
+	verdict: Verdict;
+	sent: string;
+	got: string;
+	/** What to change on the server; absent on a pass. */
+	fix?: string;
+}
+
+/** How one probe request differs from the request the flags describe. */
+export interface ProbeRequest {
+	/** The `Idempotency-Key` header's value, sent as it is; none without it. */
+	key?: string;
+	body?: string;
+	/** Headers added to (or replacing) the request's. */
+	headers?: Record<string, string>;
+	/** One user's headers (an `--as`) in place of the first `--as`. */
+	as?: Record<string, string>;
+	/** Another method: an `OPTIONS` preflight carries none of the request's headers or body. */
+	method?: string;
+}
+
+/** What probes use to reach the endpoint: the request as the flags describe it, and fresh keys. */
+export interface ProbeContext {
+	method: string;
+	/** The request's body (`--json`). */
+	body: string;
+	/** The headers every request carries (`-H`, and the first `--as`), `content-type` included. */
+	headers: Record<string, string>;
+	/** One header set per `--as`. */
+	users: Array<Record<string, string>>;
+	origin: string | undefined;
+	concurrency: number;
+	/** A key no request has used yet. */
+	newKey(): string;
+	/** Sends the request with `key` (as is: raw or quoted), `headers` and `body` overriding the defaults. */
+	send(init?: ProbeRequest): Promise<Answer>;
+	/** The same, dropping the connection once the request is written. */
+	sendAndDrop(init?: {key?: string}): Promise<void>;
+	/** The longest any answer has taken so far, in ms. */
+	slowest(): number;
+	/** Waits `ms` milliseconds. */
+	wait(ms: number): Promise<void>;
+}
+
+/** One check of the server, and the rule it checks. */
+export interface Probe {
+	id: string;
+	title: string;
+	/** The rule of the IETF draft or of Stripe's practice that the probe checks. */
+	rule: string;
+	run(context: ProbeContext): Promise<Finding>;
+}
+
+/** What a probe reports: the probe's identity and its finding. */
+export interface ProbeResult extends Finding {
+	id: string;
+	title: string;
+	rule: string;
+}

@@ -1,0 +1,37 @@
+import {describeAnswer, isMarked, isSuccess, sameAnswer, untilSettled} from '../answers.js';
+import type {Probe} from '../probe.js';
+
+/** The key as an RFC 8941 sf-string, as the IETF draft writes it. */
+export const quoted = (key: string): string => `"${key.replaceAll(/["\\]/g, '\\$&')}"`;
+
+/** 6. One key sent raw, then as an sf-string: the same key to the server, or which one it understands. */
+export const keyFormat: Probe = {
+	id: 'key-format',
+	title: 'Key raw and quoted',
+	rule: 'IETF draft, Syntax: the key is an sf-string ("…"); most servers and Stripe take it raw',
+	async run(context) {
+		const key = context.newKey();
+		const raw = await context.send({key});
+		const sent = `${context.method} with key ${key}, then with ${quoted(key)}`;
+		if (!isSuccess(raw)) {
+			const alone = await context.send({key: quoted(context.newKey())});
+			const got = `raw: ${describeAnswer(raw)}; a fresh quoted key: ${describeAnswer(alone)}`;
+			if (isSuccess(alone)) return {verdict: 'warn', sent, got: `${got}: it understands sf-string keys only`, fix: 'accept a raw key as well, or tell clients to send sf-strings (sendonce: keyFormat: \'sf-string\')'};
+			return {verdict: 'fail', sent, got: `${got}: it takes neither`, fix: 'accept a key of 1 to 255 visible ASCII characters, raw or as an sf-string'};
+		}
+
+		const both = await untilSettled(context, async () => context.send({key: quoted(key)}));
+		const got = `${describeAnswer(raw)}, then ${describeAnswer(both)}`;
+		if (isMarked(both) || sameAnswer(raw, both)) return {verdict: 'pass', sent, got: `${got}: one key`};
+		if (both.status === 400) {
+			return {verdict: 'warn', sent, got: `${got}: it understands raw keys only`, fix: 'accept the draft\'s sf-string form too, or keep clients on raw keys (sendonce\'s default, keyFormat: \'raw\')'};
+		}
+
+		return {
+			verdict: 'warn',
+			sent,
+			got: `${got}: raw and quoted are two keys to it (it reads the quotes as part of the key)`,
+			fix: 'unquote an sf-string key before looking it up, or make sure every client sends keys raw (sendonce\'s default)',
+		};
+	},
+};

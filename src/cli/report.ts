@@ -1,0 +1,32 @@
+import type {ProbeResult, Verdict} from './probe.js';
+
+const LABEL: Record<Verdict, string> = {pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP'};
+
+/** One probe's line: `FAIL  4 Same key, another body: sent …; got …; fix: …`. */
+export function formatLine(result: ProbeResult, index: number): string {
+	const fix = result.fix === undefined ? '' : `; fix: ${result.fix}`;
+	return `${LABEL[result.verdict]}  ${index + 1} ${result.title}: sent ${result.sent}; got ${result.got}${fix} [${result.rule}]`;
+}
+
+/** How many probes got each verdict. */
+export function countVerdicts(results: readonly ProbeResult[]): Record<Verdict, number> {
+	const counts: Record<Verdict, number> = {pass: 0, warn: 0, fail: 0, skip: 0};
+	for (const result of results) counts[result.verdict]++;
+	return counts;
+}
+
+/** 1 when a probe failed, else 0. */
+export const exitCode = (results: readonly ProbeResult[]): 0 | 1 => (results.some(result => result.verdict === 'fail') ? 1 : 0);
+
+/** The closing line: `6 passed, 1 warned, 1 failed, 0 skipped`. */
+export function formatSummary(results: readonly ProbeResult[]): string {
+	const {pass, warn, fail, skip} = countVerdicts(results);
+	const verdict = fail > 0 ? 'the server breaks a rule a client relies on' : warn > 0 ? 'safe with sendonce, with the warnings above' : 'the server honours idempotency keys';
+	return `${pass} passed, ${warn} warned, ${fail} failed, ${skip} skipped: ${verdict}`;
+}
+
+/** The JSON report (`--json-report`): the same results, counts and exit code. */
+export function jsonReport(url: string, results: readonly ProbeResult[]): string {
+	const probes = results.map(({id, title, rule, verdict, sent, got, fix}) => ({id, title, rule, verdict, sent, got, ...(fix === undefined ? {} : {fix})}));
+	return `${JSON.stringify({url, probes, summary: countVerdicts(results), exitCode: exitCode(results)}, null, 2)}\n`;
+}

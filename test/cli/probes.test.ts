@@ -1,0 +1,118 @@
+import {describe, expect, test} from 'vitest';
+import type {Answer} from '../../src/cli/http.js';
+import type {ProbeContext, ProbeRequest} from '../../src/cli/probe.js';
+import {concurrency} from '../../src/cli/probes/concurrency.js';
+import {cors} from '../../src/cli/probes/cors.js';
+import {keyFormat} from '../../src/cli/probes/key-format.js';
+import {lostReply} from '../../src/cli/probes/lost-reply.js';
+import {mismatch} from '../../src/cli/probes/mismatch.js';
+import {noKey} from '../../src/cli/probes/no-key.js';
+import {perUser} from '../../src/cli/probes/per-user.js';
+
+// The verdicts the test servers never reach, decided from scripted answers: no network, no waiting.
+
+const answer = (status: number, body = '', headers: Record<string, string> = {}): Answer => ({status, body, headers, ms: 1});
+
+/** A context whose server answers each request with `respond(request, index)`. */
+function scripted(respond: (request: ProbeRequest, index: number) => Answer, options: Partial<ProbeContext> = {}): ProbeContext & {sent: ProbeRequest[]} {
+	const sent: ProbeRequest[] = [];
+	let keys = 0;
+	return {
+		sent,
+		method: 'POST',
+		body: '{"sku":"A1"}',
+		headers: {'content-type': 'application/json'},
+		users: [],
+		origin: undefined,
+		concurrency: 4,
+		newKey: () => `k${++keys}`,
+		async send(request = {}) {
+			sent.push(request);
+			return respond(request, sent.length - 1);
+		},
+		async sendAndDrop() {
+			sent.push({});
+		},
+		slowest: () => 1,
+		wait: async () => undefined,
+		...options,
+	};
+}
+
+describe('the probes\' verdicts on answers the test servers never give', () => {
+	test('no key: a 500 warns', async () => {
+		expect(await noKey.run(scripted(() => answer(500)))).toMatchObject({verdict: 'warn', fix: expect.stringContaining('answer 400') as string});
+	});
+
+	test('lost reply: a retry answered as a first request, then replayed, warns that the dropped one left no answer', async () => {
+		const context = scripted((_, index) => answer(201, '{"id":1}', index === 2 ? {'idempotent-replayed': 'true'} : {}));
+		expect(await lostReply.run(context)).toMatchObject({verdict: 'warn', got: expect.stringContaining('the retry ran as a first request') as string});
+	});
+
+	test('lost reply: the retry waits out 409s, then passes on the replay', async () => {
+		const context = scripted((_, index) => (index < 3 ? answer(409, '', {'retry-after': '1'}) : answer(201, '{"id":1}', {'idempotent-replayed': 'true'})));
+		expect(await lostReply.run(context)).toMatchObject({verdict: 'pass'});
+		// The drop, two 409s, the replay, and the replay again.
+		expect(context.sent).toHaveLength(5);
+	});
+
+	test.each([[400, 'warn'], [409, 'warn'], [500, 'warn'], [200, 'fail']])('mismatch: %i for another body is a %s', async (status, verdict) => {
+		const context = scripted((_, index) => (index === 0 ? answer(201, '{"id":1}') : answer(status, '{"id":2}')));
+		expect(await mismatch.run(context)).toMatchObject({verdict});
+	});
+
+	test('concurrency: 409 without Retry-After warns; a 500 among them warns; no 2xx at all fails', async () => {
+		const first = (status: number, headers: Record<string, string> = {}) => scripted((_, index) => (index === 0 ? answer(201, '{"id":1}') : answer(status, '', headers)));
+		expect(await concurrency.run(first(409))).toMatchObject({verdict: 'warn', got: expect.stringContaining('3 × 409 without Retry-After') as string});
+		expect(await concurrency.run(first(409, {'retry-after': '1'}))).toMatchObject({verdict: 'pass', got: '1 × 201, 3 × 409; 1 different 2xx body'});
+		expect(await concurrency.run(first(500))).toMatchObject({verdict: 'warn'});
+		expect(await concurrency.run(scripted(() => answer(409, '', {'retry-after': '1'})))).toMatchObject({verdict: 'fail'});
+	});
+
+	test('concurrency: two unmarked 2xx alike on a server that marks replays ran twice', async () => {
+		const context = scripted((_, index) => answer(201, '{"ok":true}', index < 2 ? {} : {'idempotent-replayed': 'true'}));
+		expect(await concurrency.run(context)).toMatchObject({verdict: 'fail', got: expect.stringContaining('2 unmarked: it ran 2 times') as string});
+	});
+
+	test('key format: says which form the server understands', async () => {
+		const isQuoted = (request: ProbeRequest) => request.key?.startsWith('"') === true;
+		const rawOnly = scripted(request => (isQuoted(request) ? answer(400) : answer(201, '{"id":1}')));
+		expect(await keyFormat.run(rawOnly)).toMatchObject({verdict: 'warn', got: expect.stringContaining('raw keys only') as string});
+		const quotedOnly = scripted(request => (isQuoted(request) ? answer(201, '{"id":1}') : answer(400)));
+		expect(await keyFormat.run(quotedOnly)).toMatchObject({verdict: 'warn', got: expect.stringContaining('sf-string keys only') as string});
+		expect(await keyFormat.run(scripted(() => answer(400)))).toMatchObject({verdict: 'fail'});
+	});
+
+	describe('cors', () => {
+		const origin = 'https://app.test';
+		const preflight = (allowHeaders: string) => answer(204, '', {'access-control-allow-origin': origin, 'access-control-allow-headers': allowHeaders});
+		const withOrigin = (respond: (request: ProbeRequest) => Answer) => scripted(respond, {origin});
+
+		test('a preflight that does not allow Idempotency-Key fails, naming the headers to allow', async () => {
+			const finding = await cors.run(withOrigin(() => preflight('content-type')));
+			expect(finding).toMatchObject({verdict: 'fail', fix: expect.stringContaining('Access-Control-Allow-Headers: content-type, idempotency-key') as string});
+		});
+
+		test('a preflight that allows * passes it; replay headers not exposed warn', async () => {
+			const finding = await cors.run(withOrigin(request => (request.method === 'OPTIONS' ? preflight('*') : answer(201, '', {'access-control-allow-origin': origin}))));
+			expect(finding).toMatchObject({verdict: 'warn', got: expect.stringContaining('idempotent-replayed and retry-after hidden') as string});
+		});
+
+		test('an answer without Access-Control-Allow-Origin fails', async () => {
+			const finding = await cors.run(withOrigin(request => (request.method === 'OPTIONS' ? preflight('content-type, idempotency-key') : answer(201))));
+			expect(finding).toMatchObject({verdict: 'fail', got: expect.stringContaining('the page cannot read the answer') as string});
+		});
+
+		test('the preflight carries none of the request\'s headers and no body', async () => {
+			const context = withOrigin(() => answer(500));
+			await cors.run(context);
+			expect(context.sent[0]).toEqual({method: 'OPTIONS', headers: {origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, idempotency-key'}});
+		});
+	});
+
+	test('keys per user: the second user refused with 409 warns (no leak, one key space)', async () => {
+		const context = scripted((_, index) => (index === 0 ? answer(201, '{"id":1}') : answer(409)), {users: [{authorization: 'a'}, {authorization: 'b'}]});
+		expect(await perUser.run(context)).toMatchObject({verdict: 'warn'});
+		expect(context.sent.map(request => request.as)).toEqual([{authorization: 'a'}, {authorization: 'b'}]);
+	});
+});

@@ -1,0 +1,45 @@
+/*
+ * The endpoint `sendonce check` probes in the tests: `POST /orders` creates an order with a new
+ * id (so that two executions never answer alike) and counts its executions per key.
+ */
+import {createServer, type Server} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import {toNodeHandler} from '../../src/server.js';
+
+/** The order handler and what it counted: executions per user and key (`'<authorization> <key>'`). */
+export interface Orders {
+	create(request: Request, key: string | undefined): Promise<Response>;
+	executions: Map<string, number>;
+}
+
+export function orders(): Orders {
+	const executions = new Map<string, number>();
+	let next = 0;
+	return {
+		executions,
+		async create(request, key) {
+			const input = await request.json() as object;
+			const counted = `${request.headers.get('authorization') ?? ''} ${key ?? ''}`;
+			executions.set(counted, (executions.get(counted) ?? 0) + 1);
+			return Response.json({id: `ord_${++next}`, ...input}, {status: 201});
+		},
+	};
+}
+
+/** A Fetch handler served on a free local port. */
+export interface Served {
+	url: string;
+	close(): Promise<void>;
+}
+
+export async function serve(handler: (request: Request) => Promise<Response>, path = '/orders'): Promise<Served> {
+	const server: Server = createServer(toNodeHandler(handler, {onError: () => undefined}));
+	await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+	return {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+		async close() {
+			server.closeAllConnections();
+			await new Promise(resolve => server.close(resolve));
+		},
+	};
+}
