@@ -1,0 +1,5 @@
+/** The Background Sync tag the pages register and the worker answers. */
+export const SYNC_TAG = 'sendonce';
+
+/** The `type` of what the worker posts to the pages when it settles an intent. */
+export const MESSAGE_TYPE = 'sendonce:settled';
