@@ -16,6 +16,8 @@ declare global {
 
 const ORDER = {url: '/orders', json: {order: 'o-1', total: 42}} as const;
 const RETRY = {limit: 30, baseDelay: 100, maxDelay: 400} as const;
+/** How long to wait for a condition: the worker may have to start first, retries back off. */
+const PATIENT = {timeout: 10_000};
 
 /** A page of the site that does not load sendonce. */
 const PLAIN = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>plain</title><p>Hello';
@@ -130,7 +132,7 @@ async function syncTrigger(): Promise<{fire(): Promise<void>; session: CDPSessio
 		for (const registration of updated) if (!registration.isDeleted) registrations.set(registration.scopeURL, registration.registrationId);
 	});
 	await session.send('ServiceWorker.enable');
-	await expect.poll(() => registrations.get(`${server.url}/`)).toBeDefined();
+	await expect.poll(() => registrations.get(`${server.url}/`), PATIENT).toBeDefined();
 	return {
 		session,
 		async fire() {
@@ -153,7 +155,7 @@ async function interruptedSend(page: Page, attempts: number, scope = 'contact', 
 		void intent.send();
 		return intent.key;
 	}, {scope, request});
-	await expect.poll(() => server.requests.length).toBeGreaterThanOrEqual(before + attempts);
+	await expect.poll(() => server.requests.length, PATIENT).toBeGreaterThanOrEqual(before + attempts);
 	return key;
 }
 
@@ -174,7 +176,7 @@ describe('the service worker sends what a closed tab left', () => {
 
 		await (await syncTrigger()).fire();
 
-		await expect.poll(() => server.effects.get('o-1')).toBe(1);
+		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(since(closedAt)).toEqual([expect.objectContaining({key, body: bytes, outcome: 201})]);
 		expect(server.keys.every(seen => seen === key)).toBe(true);
 		expect(server.requests.every(request => request.body === bytes)).toBe(true);
@@ -208,15 +210,15 @@ describe('the service worker sends what a closed tab left', () => {
 			const {held = [], pending = []} = await navigator.locks.query();
 			return {held: held.filter(entry => entry.name === name).length, pending: pending.filter(entry => entry.name === name).length};
 		}, `sendonce:${key}`);
-		await expect.poll(lock).toEqual({held: 1, pending: 1});
+		await expect.poll(lock, PATIENT).toEqual({held: 1, pending: 1});
 		openGate();
 
 		expect(await page.evaluate(async () => ((await (window as unknown as {sent: Promise<{status: string}>}).sent).status))).toBe('succeeded');
-		await expect.poll(lock).toEqual({held: 0, pending: 0});
+		await expect.poll(lock, PATIENT).toEqual({held: 0, pending: 0});
 		expect(server.requests).toHaveLength(1);
 		expect(server.keys).toEqual([key]);
 		expect(server.totalEffects).toBe(1);
-		await expect.poll(async () => stored(page)).toEqual({});
+		await expect.poll(async () => stored(page), PATIENT).toEqual({});
 	});
 
 	test('without Background Sync, the next navigation of the origin, to a page without sendonce, sends the intent', async () => {
@@ -230,7 +232,7 @@ describe('the service worker sends what a closed tab left', () => {
 		const next = await context.newPage();
 		await next.goto(`${server.url}/plain`);
 
-		await expect.poll(() => server.effects.get('o-1')).toBe(1);
+		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(since(closedAt)).toEqual([expect.objectContaining({key, outcome: 201})]);
 		expect(server.keys.every(seen => seen === key)).toBe(true);
 		expect(await next.textContent('p')).toBe('Hello');
@@ -248,7 +250,7 @@ describe('secrets: the worker has only its own headers()', () => {
 
 		await (await syncTrigger()).fire();
 
-		await expect.poll(() => server.effects.get('o-1')).toBe(1);
+		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(unauthorized).toEqual([]);
 		expect(server.requests.at(-1)).toMatchObject({key, outcome: 201, headers: {authorization: 'Bearer t-1'}});
 	});
@@ -263,11 +265,11 @@ describe('secrets: the worker has only its own headers()', () => {
 
 		await (await syncTrigger()).fire();
 
-		await expect.poll(() => unauthorized.length).toBe(1);
+		await expect.poll(() => unauthorized.length, PATIENT).toBe(1);
 		expect(unauthorized[0]!.key).toBe(key);
 		const later = await context.newPage();
 		await later.goto(`${server.url}/`);
-		await expect.poll(async () => stored(later)).toEqual({'intent:contact': expect.objectContaining({key, state: 'unresolved', reason: 'refused'})});
+		await expect.poll(async () => stored(later), PATIENT).toEqual({'intent:contact': expect.objectContaining({key, state: 'unresolved', reason: 'refused'})});
 		expect(server.totalEffects).toBe(0);
 	});
 });
@@ -289,11 +291,11 @@ test('the worker never sends an unresolved or an expired intent', async () => {
 
 	await (await syncTrigger()).fire();
 
-	await expect.poll(() => server.effects.get('pending')).toBe(1);
+	await expect.poll(() => server.effects.get('pending'), PATIENT).toBe(1);
 	expect(server.keys).toEqual([keys.pending]);
 	const later = await context.newPage();
 	await later.goto(`${server.url}/`);
-	await expect.poll(async () => stored(later)).toEqual({
+	await expect.poll(async () => stored(later), PATIENT).toEqual({
 		'intent:unresolved': expect.objectContaining({key: keys.unresolved, state: 'unresolved', attempts: 3, reason: 'exhausted'}),
 		'intent:expired': expect.objectContaining({key: keys.expired, state: 'expired', attempts: 1}),
 		// The worker's note for the page, until a page reads it.
