@@ -1,3 +1,4 @@
+import {build} from 'esbuild';
 import {defineConfig} from 'tsup';
 
 // One entry per subpath in package.json's `exports`.
@@ -10,6 +11,7 @@ export default defineConfig({
 		server: 'src/server.ts',
 		'server/redis': 'src/server/redis.ts',
 		'server/postgres': 'src/server/postgres.ts',
+		sw: 'src/sw.ts',
 	},
 	format: ['esm', 'cjs'],
 	dts: true,
@@ -20,4 +22,9 @@ export default defineConfig({
 	splitting: true,
 	// Framework and database client packages are optional peers, never bundled.
 	external: ['react', 'vue', 'pg', 'redis', 'ioredis'],
+	// `sendonce/sw` as a classic script too, for a worker that loads it with `importScripts`
+	// (`self.sendonce.installSendOnce`). Built after the rest, so that `clean` cannot remove it.
+	async onSuccess() {
+		await build({entryPoints: ['src/sw.ts'], outfile: 'dist/sw.global.js', bundle: true, format: 'iife', globalName: 'sendonce', target: 'es2022', minify: true, logLevel: 'warning'});
+	},
 });

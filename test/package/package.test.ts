@@ -69,7 +69,7 @@ describe.concurrent('the tarball', () => {
 		for (const file of named) expect(packedFiles, `package.json names ${file}`).toContain(file.slice(2));
 		expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']));
 		// No source maps (they would point at sources the package does not ship), tests or benchmarks.
-		const unexpected = packedFiles.filter(file => !/^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(?:server\/)?[\w-]+\.(?:js|cjs|d\.ts|d\.cts))$/.test(file));
+		const unexpected = packedFiles.filter(file => !/^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(?:server\/)?[\w-]+\.(?:js|cjs|d\.ts|d\.cts)|dist\/sw\.global\.js)$/.test(file));
 		expect(unexpected).toEqual([]);
 	});
 
@@ -132,6 +132,7 @@ describe.concurrent('installed in an app', () => {
 		expect(exported['sendonce/react']).toEqual(['SendOnceProvider', 'messages', 'useIntent']);
 		expect(exported['sendonce/vue']).toEqual(['messages', 'provideSendOnce', 'sendOnceKey', 'useIntent']);
 		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange', 'sha256']);
+		expect(exported['sendonce/sw']).toEqual(['MESSAGE_TYPE', 'SYNC_TAG', 'backgroundSync', 'installSendOnce']);
 	});
 
 	test.each(['send.mjs', 'send.cjs'])('%s sends one request, with the intent\'s key', async script => {
