@@ -1,11 +1,11 @@
 import {fileURLToPath} from 'node:url';
 import {build} from 'esbuild';
-import type {BrowserContext, CDPSession, Page} from 'playwright-core';
+import type {BrowserContext, Page} from 'playwright-core';
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, test} from 'vitest';
 import type {IntentState, SendOnceClient} from '../../src/index.js';
 import {startContractServer, type ContractServer, type SeenRequest} from '../server/contract-server.js';
 import {bundleForBrowser} from './global-setup.js';
-import {indexedDbEntries, launchBrowser, putIntoIndexedDb} from './harness.js';
+import {fireSync, launchBrowser} from './harness.js';
 
 declare global {
 	interface Window {
@@ -123,24 +123,6 @@ async function optIn(page: Page): Promise<void> {
 	}, RETRY);
 }
 
-/** A DevTools session that can fire the worker's `sync` event, from a tab outside the site. */
-async function syncTrigger(): Promise<{fire(): Promise<void>; session: CDPSession}> {
-	const blank = await context.newPage();
-	const session = await context.newCDPSession(blank);
-	const registrations = new Map<string, string>();
-	session.on('ServiceWorker.workerRegistrationUpdated', ({registrations: updated}) => {
-		for (const registration of updated) if (!registration.isDeleted) registrations.set(registration.scopeURL, registration.registrationId);
-	});
-	await session.send('ServiceWorker.enable');
-	await expect.poll(() => registrations.get(`${server.url}/`), PATIENT).toBeDefined();
-	return {
-		session,
-		async fire() {
-			await session.send('ServiceWorker.dispatchSyncEvent', {origin: server.url, registrationId: registrations.get(`${server.url}/`)!, tag: 'sendonce', lastChance: false});
-		},
-	};
-}
-
 /** Every record in sendonce's IndexedDB store, read through the package in `page`. */
 async function stored(page: Page): Promise<Record<string, {key: string; state: IntentState; attempts: number; reason?: string}>> {
 	return page.evaluate(async () => Object.fromEntries(await (await window.loadSendonce()).indexedDbStore().list()) as never);
@@ -174,7 +156,7 @@ describe('the service worker sends what a closed tab left', () => {
 		const closedAt = server.requests.length;
 		apiDown = false;
 
-		await (await syncTrigger()).fire();
+		await fireSync(context, server.url);
 
 		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(since(closedAt)).toEqual([expect.objectContaining({key, body: bytes, outcome: 201})]);
@@ -205,7 +187,7 @@ describe('the service worker sends what a closed tab left', () => {
 		}, ORDER);
 		await expect.poll(() => server.requests.length).toBe(1);
 
-		await (await syncTrigger()).fire();
+		await fireSync(context, server.url);
 		const lock = async () => page.evaluate(async name => {
 			const {held = [], pending = []} = await navigator.locks.query();
 			return {held: held.filter(entry => entry.name === name).length, pending: pending.filter(entry => entry.name === name).length};
@@ -248,7 +230,7 @@ describe('secrets: the worker has only its own headers()', () => {
 		apiDown = false;
 		requireToken = true;
 
-		await (await syncTrigger()).fire();
+		await fireSync(context, server.url);
 
 		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(unauthorized).toEqual([]);
@@ -263,7 +245,7 @@ describe('secrets: the worker has only its own headers()', () => {
 		apiDown = false;
 		requireToken = true;
 
-		await (await syncTrigger()).fire();
+		await fireSync(context, server.url);
 
 		await expect.poll(() => unauthorized.length, PATIENT).toBe(1);
 		expect(unauthorized[0]!.key).toBe(key);
@@ -289,7 +271,7 @@ test('the worker never sends an unresolved or an expired intent', async () => {
 	});
 	await page.close();
 
-	await (await syncTrigger()).fire();
+	await fireSync(context, server.url);
 
 	await expect.poll(() => server.effects.get('pending'), PATIENT).toBe(1);
 	expect(server.keys).toEqual([keys.pending]);
