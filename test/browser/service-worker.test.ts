@@ -222,15 +222,23 @@ describe('the service worker sends what a closed tab left', () => {
 });
 
 describe('secrets: the worker has only its own headers()', () => {
-	test('a headers() in the worker supplies the token', async () => {
-		const page = await pageWithWorker('?token=t-1');
+	/**
+	 * A page's attempt meets the API down, its tab closes, the API comes back behind a bearer
+	 * token, and the sync fires for the worker at `/sw.js?query`. Resolves to the intent's key.
+	 */
+	async function syncBehindToken(query: string): Promise<string> {
+		const page = await pageWithWorker(query);
 		await optIn(page);
 		const key = await interruptedSend(page, 1);
 		await page.close();
 		apiDown = false;
 		requireToken = true;
-
 		await fireSync(context, server.url);
+		return key;
+	}
+
+	test('a headers() in the worker supplies the token', async () => {
+		const key = await syncBehindToken('?token=t-1');
 
 		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(unauthorized).toEqual([]);
@@ -238,14 +246,7 @@ describe('secrets: the worker has only its own headers()', () => {
 	});
 
 	test('without it, a 401 after a possible send leaves the intent unresolved, never failed', async () => {
-		const page = await pageWithWorker();
-		await optIn(page);
-		const key = await interruptedSend(page, 1);
-		await page.close();
-		apiDown = false;
-		requireToken = true;
-
-		await fireSync(context, server.url);
+		const key = await syncBehindToken('');
 
 		await expect.poll(() => unauthorized.length, PATIENT).toBe(1);
 		expect(unauthorized[0]!.key).toBe(key);

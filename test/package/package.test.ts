@@ -1,6 +1,7 @@
 import {cp, mkdir, mkdtemp, readdir, readFile, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {createContext, runInContext} from 'node:vm';
 import {afterAll, beforeAll, describe, expect, test} from 'vitest';
 import tsupConfig from '../../tsup.config.js';
 import {installFromTarball, ROOT, run, type PackageJson, type Run} from './scratch-app.js';
@@ -133,6 +134,14 @@ describe.concurrent('installed in an app', () => {
 		expect(exported['sendonce/vue']).toEqual(['messages', 'provideSendOnce', 'sendOnceKey', 'useIntent']);
 		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange', 'sha256']);
 		expect(exported['sendonce/sw']).toEqual(['MESSAGE_TYPE', 'SYNC_TAG', 'backgroundSync', 'installSendOnce']);
+	});
+
+	test('dist/sw.global.js, for a worker\'s importScripts, defines `sendonce` with what sendonce/sw exports', async () => {
+		const script = await readFile(join(app, 'node_modules', manifest.name, 'dist/sw.global.js'), 'utf8');
+		// A classic script's top-level `var` is a property of the worker's global scope: `self.sendonce`.
+		const scope = createContext({});
+		runInContext(script, scope);
+		expect(Object.keys((scope as {sendonce?: object}).sendonce ?? {}).sort()).toEqual((await exportedBySource())['sendonce/sw']);
 	});
 
 	test.each(['send.mjs', 'send.cjs'])('%s sends one request, with the intent\'s key', async script => {
