@@ -19,8 +19,9 @@ const RETRY = {limit: 30, baseDelay: 100, maxDelay: 400} as const;
 /** How long to wait for a condition: the worker may have to start first, retries back off. */
 const PATIENT = {timeout: 10_000};
 
-/** A page of the site that does not load sendonce. */
-const PLAIN = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>plain</title><p>Hello';
+/** A page of the site that does not load sendonce; it keeps what the worker posts to it. */
+const PLAIN = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>plain</title><p>Hello</p>'
+	+ '<script>window.heard = []; navigator.serviceWorker.onmessage = event => window.heard.push(event.data);</script>';
 
 /** Requests wait here on arrival while the gate is shut. */
 let gate: Promise<void> = Promise.resolve();
@@ -218,6 +219,24 @@ describe('the service worker sends what a closed tab left', () => {
 		expect(since(closedAt)).toEqual([expect.objectContaining({key, outcome: 201})]);
 		expect(server.keys.every(seen => seen === key)).toBe(true);
 		expect(await next.textContent('p')).toBe('Hello');
+		// The worker told the open page.
+		await expect.poll(async () => next.evaluate(() => (window as unknown as {heard: unknown[]}).heard), PATIENT).toEqual([
+			{type: 'sendonce:settled', event: expect.objectContaining({type: 'settled', key, scope: 'contact', outcome: 'succeeded', status: 201})},
+		]);
+	});
+
+	test('without Background Sync, a worker sends what the pages left when it activates', async () => {
+		const page = await context.newPage();
+		await page.goto(`${server.url}/`);
+		await optIn(page);
+		const key = await interruptedSend(page, 1);
+		await page.close();
+		apiDown = false;
+
+		await pageWithWorker('?no-sync');
+
+		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
+		expect(server.keys.every(seen => seen === key)).toBe(true);
 	});
 });
 
