@@ -1,23 +1,28 @@
 import type {SendOnceEvent} from '../types.js';
-import {SYNC_TAG} from './names.js';
+import {SEND_TYPE, SYNC_TAG} from './names.js';
 
-interface SyncRegistration {
-	sync?: {register(tag: string): Promise<void>};
+interface WorkerContainer {
+	ready: Promise<{sync?: {register(tag: string): Promise<void>}}>;
+	controller: {postMessage(message: unknown): void} | null;
 }
+
+const container = () => (globalThis as {navigator?: {serviceWorker?: WorkerContainer}}).navigator?.serviceWorker;
+const hasSync = () => typeof (globalThis as {SyncManager?: unknown}).SyncManager !== 'undefined';
 
 /** Asks the service worker for a one-off Background Sync, where the browser has it. */
 function registerSync(): void {
-	const worker = (globalThis as {navigator?: {serviceWorker?: {ready: Promise<unknown>}}}).navigator?.serviceWorker;
-	if (!worker || typeof (globalThis as {SyncManager?: unknown}).SyncManager === 'undefined') return;
-	void worker.ready.then(async registration => (registration as SyncRegistration).sync?.register(SYNC_TAG)).catch(() => undefined);
+	const worker = container();
+	if (!worker || !hasSync()) return;
+	void worker.ready.then(async registration => registration.sync?.register(SYNC_TAG)).catch(() => undefined);
 }
 
 /**
  * The page half of `sendonce/sw`: an `onEvent` listener for the page's client that registers
  * a one-off Background Sync (tag `sendonce`) after an attempt whose outcome is unknown, while
  * the device is offline, and when the page hides with an intent still being sent, so that the
- * service worker sends it should the tab close. Does nothing where `SyncManager` is missing:
- * there the worker sends on the next visit. Events are passed on to `next`.
+ * service worker sends it should the tab close. Where `SyncManager` is missing, a page that
+ * hides while sending asks the worker controlling it instead (`{type: 'sendonce:send'}`); the
+ * worker also sends on its next activation or visit. Events are passed on to `next`.
  *
  * @example
  * import {createClient} from 'sendonce';
@@ -32,8 +37,12 @@ export function backgroundSync(next?: (event: SendOnceEvent) => void): (event: S
 		const page = globalThis as {document?: Document; addEventListener?: (type: string, listener: () => void) => void};
 		if (watching || !page.document) return;
 		watching = true;
+		// Without Background Sync, the worker is asked at once: it waits on the intent's lock,
+		// and takes over should the tab close.
 		const hidden = () => {
-			if (sending.size > 0) registerSync();
+			if (sending.size === 0) return;
+			if (hasSync()) registerSync();
+			else container()?.controller?.postMessage({type: SEND_TYPE});
 		};
 
 		page.addEventListener?.('pagehide', hidden);

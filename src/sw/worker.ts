@@ -2,7 +2,7 @@ import {createClient} from '../client.js';
 import {indexedDbStore} from '../stores/indexeddb.js';
 import type {ClientOptions, IntentResult, SendOnceClient, SendOnceEvent} from '../types.js';
 import {keepDelivered} from './delivered.js';
-import {MESSAGE_TYPE, SYNC_TAG} from './names.js';
+import {MESSAGE_TYPE, SEND_TYPE, SYNC_TAG} from './names.js';
 
 /** An event a service worker may keep itself alive for. */
 interface ExtendableEventLike {
@@ -149,7 +149,7 @@ export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptio
 		sent.catch(() => undefined);
 	});
 	scope.addEventListener('message', event => {
-		if ((event as MessageEvent<{type?: string} | undefined>).data?.type === 'sendonce:send') keepAlive(event as Event & ExtendableEventLike, send());
+		if ((event as MessageEvent<{type?: string} | undefined>).data?.type === SEND_TYPE) keepAlive(event as Event & ExtendableEventLike, send());
 	});
 	if (onNavigation) {
 		scope.addEventListener('fetch', event => {

@@ -225,6 +225,35 @@ describe('the service worker sends what a closed tab left', () => {
 		]);
 	});
 
+	test('without Background Sync, a page that hides while sending hands its intent to the worker, which sends it once the tab closes', async () => {
+		const page = await context.newPage();
+		// As Safari and Firefox show the page.
+		await page.addInitScript(() => {
+			delete (window as {SyncManager?: unknown}).SyncManager;
+		});
+		await page.goto(`${server.url}/`);
+		await page.evaluate(async () => {
+			await navigator.serviceWorker.register('/sw.js?no-sync');
+			await navigator.serviceWorker.ready;
+		});
+		// Reloaded, the page is controlled by the worker.
+		await page.reload();
+		expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+		await optIn(page);
+		const key = await interruptedSend(page, 1);
+
+		await page.evaluate(() => window.dispatchEvent(new Event('pagehide')));
+		// The worker waits on the intent's lock while the page holds it.
+		await expect.poll(async () => page.evaluate(async name => (await navigator.locks.query()).pending?.filter(lock => lock.name === name).length, `sendonce:${key}`), PATIENT).toBe(1);
+		await page.close();
+		const closedAt = server.requests.length;
+		apiDown = false;
+
+		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
+		expect(since(closedAt).at(-1)).toMatchObject({key, outcome: 201});
+		expect(server.keys.every(seen => seen === key)).toBe(true);
+	});
+
 	test('without Background Sync, a worker sends what the pages left when it activates', async () => {
 		const page = await context.newPage();
 		await page.goto(`${server.url}/`);

@@ -133,7 +133,7 @@ describe.concurrent('installed in an app', () => {
 		expect(exported['sendonce/react']).toEqual(['SendOnceProvider', 'messages', 'useIntent']);
 		expect(exported['sendonce/vue']).toEqual(['messages', 'provideSendOnce', 'sendOnceKey', 'useIntent']);
 		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange', 'sha256']);
-		expect(exported['sendonce/sw']).toEqual(['MESSAGE_TYPE', 'SYNC_TAG', 'backgroundSync', 'installSendOnce']);
+		expect(exported['sendonce/sw']).toEqual(['MESSAGE_TYPE', 'SEND_TYPE', 'SYNC_TAG', 'backgroundSync', 'installSendOnce']);
 	});
 
 	test('dist/sw.global.js, for a worker\'s importScripts, defines `sendonce` with what sendonce/sw exports', async () => {
