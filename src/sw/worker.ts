@@ -1,6 +1,6 @@
 import {createClient} from '../client.js';
 import {indexedDbStore} from '../stores/indexeddb.js';
-import type {ClientOptions, IntentResult, SendOnceClient, SendOnceEvent} from '../types.js';
+import type {ClientOptions, IntentResult, SendOnceEvent} from '../types.js';
 import {keepDelivered} from './delivered.js';
 import {MESSAGE_TYPE, SEND_TYPE, SYNC_TAG} from './names.js';
 
@@ -100,34 +100,34 @@ const DEFAULT_NAVIGATION_INTERVAL = 30_000;
  */
 export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptions = {}): InstalledSendOnce {
 	const {onNavigation = typeof (globalThis as {SyncManager?: unknown}).SyncManager === 'undefined', navigationInterval = DEFAULT_NAVIGATION_INTERVAL, onEvent, ...sending} = options;
-	let client: SendOnceClient | undefined;
-	let notes: ReturnType<typeof keepDelivered> | undefined;
-	let lastNavigation = Number.NEGATIVE_INFINITY;
+	if (typeof navigationInterval !== 'number' || !(navigationInterval >= 0)) {
+		throw new TypeError(`Expected \`navigationInterval\` to be a number of milliseconds ≥ 0, got ${String(navigationInterval)}`);
+	}
 
 	const tellPages = async (event: Extract<SendOnceEvent, {type: 'settled'}>) => {
 		const pages = await scope.clients.matchAll({type: 'window', includeUncontrolled: true});
 		for (const page of pages) page.postMessage({type: MESSAGE_TYPE, event} satisfies WorkerMessage);
 	};
 
+	// Made now, so that bad options throw at install; the database is opened on first use.
+	const notes = keepDelivered(indexedDbStore());
+	const client = createClient({
+		...sending,
+		store: notes.store,
+		onEvent(event) {
+			if (event.type === 'settled') {
+				if (event.outcome === 'succeeded') notes.delivered(event.key);
+				void tellPages(event).catch(() => undefined);
+			}
+
+			onEvent?.(event);
+		},
+	});
+	let lastNavigation = Number.NEGATIVE_INFINITY;
+
 	const send = async (): Promise<IntentResult[]> => {
-		if (!client) {
-			notes = keepDelivered(indexedDbStore());
-			client = createClient({
-				...sending,
-				store: notes.store,
-				onEvent(event) {
-					if (event.type === 'settled') {
-						if (event.outcome === 'succeeded') notes!.delivered(event.key);
-						void tellPages(event).catch(() => undefined);
-					}
-
-					onEvent?.(event);
-				},
-			});
-		}
-
 		const results = await client.resume();
-		await notes!.written();
+		await notes.written();
 		return results;
 	};
 

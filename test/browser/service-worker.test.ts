@@ -19,9 +19,13 @@ const RETRY = {limit: 30, baseDelay: 100, maxDelay: 400} as const;
 /** How long to wait for a condition: the worker may have to start first, retries back off. */
 const PATIENT = {timeout: 10_000};
 
-/** A page of the site that does not load sendonce; it keeps what the worker posts to it. */
-const PLAIN = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>plain</title><p>Hello</p>'
-	+ '<script>window.heard = []; navigator.serviceWorker.onmessage = event => window.heard.push(event.data);</script>';
+/** A page of the site that does not load sendonce. */
+const PLAIN = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>plain</title><p>Hello';
+
+/** The site's page: it loads sendonce when asked, and keeps what the worker posts to it in `heard`. */
+const PAGE = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script>'
+	+ 'window.loadSendonce = () => import("/sendonce.js"); window.loadSw = () => import("/sendonce-sw.js");'
+	+ 'window.heard = []; navigator.serviceWorker.onmessage = event => window.heard.push(event.data);</script>';
 
 /** Requests wait here on arrival while the gate is shut. */
 let gate: Promise<void> = Promise.resolve();
@@ -75,7 +79,7 @@ beforeAll(async () => {
 
 			if (request.method !== 'GET') return false;
 			const files: Record<string, [string, string]> = {
-				'/': ['text/html; charset=utf-8', '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script>window.loadSendonce = () => import("/sendonce.js"); window.loadSw = () => import("/sendonce-sw.js");</script>'],
+				'/': ['text/html; charset=utf-8', PAGE],
 				'/plain': ['text/html; charset=utf-8', PLAIN],
 				'/sendonce.js': ['text/javascript; charset=utf-8', bundle],
 				'/sw.js': ['text/javascript; charset=utf-8', workerScript],
@@ -166,6 +170,8 @@ describe('the service worker sends what a closed tab left', () => {
 
 		const later = await context.newPage();
 		await later.goto(`${server.url}/`);
+		// The worker keeps the record as a note for the pages, just after the server's answer.
+		await expect.poll(async () => stored(later), PATIENT).toEqual({'intent:contact': expect.objectContaining({key, state: 'succeeded'})});
 		const shown = await later.evaluate(async () => {
 			const {createClient} = await window.loadSendonce();
 			const intent = await createClient().get('contact');
@@ -219,10 +225,6 @@ describe('the service worker sends what a closed tab left', () => {
 		expect(since(closedAt)).toEqual([expect.objectContaining({key, outcome: 201})]);
 		expect(server.keys.every(seen => seen === key)).toBe(true);
 		expect(await next.textContent('p')).toBe('Hello');
-		// The worker told the open page.
-		await expect.poll(async () => next.evaluate(() => (window as unknown as {heard: unknown[]}).heard), PATIENT).toEqual([
-			{type: 'sendonce:settled', event: expect.objectContaining({type: 'settled', key, scope: 'contact', outcome: 'succeeded', status: 201})},
-		]);
 	});
 
 	test('without Background Sync, a page that hides while sending hands its intent to the worker, which sends it once the tab closes', async () => {
@@ -262,10 +264,14 @@ describe('the service worker sends what a closed tab left', () => {
 		await page.close();
 		apiDown = false;
 
-		await pageWithWorker('?no-sync');
+		const registering = await pageWithWorker('?no-sync');
 
 		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
 		expect(server.keys.every(seen => seen === key)).toBe(true);
+		// The worker told the open page.
+		await expect.poll(async () => registering.evaluate(() => (window as unknown as {heard: unknown[]}).heard), PATIENT).toEqual([
+			{type: 'sendonce:settled', event: expect.objectContaining({type: 'settled', key, scope: 'contact', outcome: 'succeeded', status: 201})},
+		]);
 	});
 });
 
