@@ -1,7 +1,8 @@
 import {IDBFactory} from 'fake-indexeddb';
-import {beforeEach, describe, expect, test, vi} from 'vitest';
+import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient, indexedDbStore} from '../../src/index.js';
 import type {IntentRecord} from '../../src/record.js';
+import {installSendOnce} from '../../src/sw.js';
 import {keepDelivered} from '../../src/sw/delivered.js';
 
 const record = (scope: string, key: string): IntentRecord => ({
@@ -20,6 +21,9 @@ const record = (scope: string, key: string): IntentRecord => ({
 
 beforeEach(() => {
 	vi.stubGlobal('indexedDB', new IDBFactory());
+});
+afterEach(() => {
+	vi.unstubAllGlobals();
 });
 
 describe('the service worker\'s store', () => {
@@ -77,5 +81,31 @@ describe('a page that finds the worker\'s note', () => {
 		expect(intent?.snapshot).toMatchObject({key: 'k-1', state: 'succeeded', attempts: 2, mayHaveBeenSent: true});
 		expect(await raw.list()).toEqual([]);
 		expect(await createClient({store: indexedDbStore()}).get('contact')).toBeUndefined();
+	});
+});
+
+describe('installSendOnce', () => {
+	/** A service worker scope that only keeps the types of the listeners added to it. */
+	const fakeScope = () => {
+		const types: string[] = [];
+		return {types, scope: {addEventListener: (type: string) => types.push(type), clients: {matchAll: async () => []}}};
+	};
+
+	test('listens for sync, activate and message, and for navigations only where Background Sync is missing', () => {
+		const without = fakeScope();
+		installSendOnce(without.scope);
+		expect(without.types).toEqual(['sync', 'activate', 'message', 'fetch']);
+
+		vi.stubGlobal('SyncManager', class {});
+		const withSync = fakeScope();
+		installSendOnce(withSync.scope);
+		expect(withSync.types).toEqual(['sync', 'activate', 'message']);
+	});
+
+	test('refuses bad options at install, before any event', () => {
+		const {scope, types} = fakeScope();
+		expect(() => installSendOnce(scope, {navigationInterval: -1})).toThrow(new TypeError('Expected `navigationInterval` to be a number of milliseconds ≥ 0, got -1'));
+		expect(() => installSendOnce(scope, {retry: {limit: 0}})).toThrow(TypeError);
+		expect(types).toEqual([]);
 	});
 });
