@@ -88,7 +88,15 @@ describe('installSendOnce', () => {
 	/** A service worker scope that only keeps the types of the listeners added to it. */
 	const fakeScope = () => {
 		const types: string[] = [];
-		return {types, scope: {addEventListener: (type: string) => types.push(type), clients: {matchAll: async () => []}}};
+		const listeners = new Map<string, (event: Event) => void>();
+		const scope = {
+			addEventListener(type: string, listener: (event: Event) => void) {
+				types.push(type);
+				listeners.set(type, listener);
+			},
+			clients: {matchAll: async () => []},
+		};
+		return {types, scope, listeners};
 	};
 
 	test('listens for sync, activate and message, and for navigations only where Background Sync is missing', () => {
@@ -107,5 +115,29 @@ describe('installSendOnce', () => {
 		expect(() => installSendOnce(scope, {navigationInterval: -1})).toThrow(new TypeError('Expected `navigationInterval` to be a number of milliseconds ≥ 0, got -1'));
 		expect(() => installSendOnce(scope, {retry: {limit: 0}})).toThrow(TypeError);
 		expect(types).toEqual([]);
+	});
+
+	test('sends on a navigation at most once per navigationInterval, and never on other requests', async () => {
+		vi.useFakeTimers({toFake: ['Date']});
+		try {
+			const {scope, listeners} = fakeScope();
+			installSendOnce(scope, {navigationInterval: 30_000});
+			const kept: Array<Promise<unknown>> = [];
+			const request = (mode: string) => Object.assign(new Event('fetch'), {request: {mode}, waitUntil: (promise: Promise<unknown>) => kept.push(promise)});
+			const fetch = listeners.get('fetch')!;
+
+			fetch(request('navigate'));
+			fetch(request('cors'));
+			vi.advanceTimersByTime(29_999);
+			fetch(request('navigate'));
+			expect(kept).toHaveLength(1);
+
+			vi.advanceTimersByTime(1);
+			fetch(request('navigate'));
+			expect(kept).toHaveLength(2);
+			await Promise.all(kept);
+		} finally {
+			vi.useRealTimers();
+		}
 	});
 });
