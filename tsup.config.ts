@@ -1,3 +1,4 @@
+import {build} from 'esbuild';
 import {defineConfig} from 'tsup';
 
 // One entry per subpath in package.json's `exports`.
@@ -15,6 +16,7 @@ export default defineConfig({
 		'tanstack-query': 'src/integrations/tanstack-query.ts',
 		// The `sendonce` bin (package.json's `bin`), not an entry point: esbuild keeps its `#!` line.
 		cli: 'src/cli/bin.ts',
+		sw: 'src/sw.ts',
 	},
 	format: ['esm', 'cjs'],
 	dts: true,
@@ -25,4 +27,9 @@ export default defineConfig({
 	splitting: true,
 	// Framework and database client packages are optional peers, never bundled.
 	external: ['react', 'vue', 'pg', 'redis', 'ioredis', 'ky', 'axios', /^@tanstack\//],
+	// `sendonce/sw` as a classic script too, for a worker that loads it with `importScripts`
+	// (`self.sendonce.installSendOnce`). Built after the rest, so that `clean` cannot remove it.
+	async onSuccess() {
+		await build({entryPoints: ['src/sw.ts'], outfile: 'dist/sw.global.js', bundle: true, format: 'iife', globalName: 'sendonce', target: 'es2022', minify: true, logLevel: 'warning'});
+	},
 });

@@ -63,6 +63,11 @@ export interface SizeReport {
 	files: Array<{name: string; minified: number}>;
 	/** Each entry whose source exists: with the core, and what it adds to the core. */
 	onTop: Array<{name: OnTop; combined: number; onTop: number; budget: number}>;
+	/**
+	 * `sendonce/sw`, reported without a budget: the service worker's script (`installSendOnce`
+	 * with the core it sends through), and what a page that opts in adds (`backgroundSync`).
+	 */
+	sw?: {worker: number; page: number};
 }
 
 interface Bundled {
@@ -121,6 +126,10 @@ export async function measureSizes(): Promise<SizeReport> {
 		onTop.push({name, combined: combined.gzip, onTop: combined.gzip - core.gzip, budget: BUDGETS[name]});
 	}
 
+	const sw = existsSync(source('sw')) ? {
+		worker: (await bundle(`export {installSendOnce} from ${JSON.stringify(source('sw'))};`)).gzip,
+		page: (await bundle(`export {backgroundSync} from ${JSON.stringify(source('sw'))};`)).gzip,
+	} : undefined;
 	const files = Object.entries(core.inputs)
 		.filter(([input]) => input.startsWith('src/'))
 		.map(([name, minified]) => ({name, minified}))
@@ -134,6 +143,7 @@ export async function measureSizes(): Promise<SizeReport> {
 		dependencies: [...new Set(Object.keys(core.inputs).flatMap(input => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? []))].sort(),
 		files,
 		onTop,
+		...(sw ? {sw} : {}),
 	};
 }
 
@@ -156,6 +166,10 @@ export function formatSizes(report: SizeReport): string {
 		['an app with `memoryStore()` and its own `fetch`, before its first intent', bytes(report.initial.memoryApp), '', 'the browser stores are not loaded'],
 		['an app with the default store, before the store is opened', bytes(report.initial.autoApp), '', 'IndexedDB and sessionStorage load on first use'],
 		...report.onTop.map(entry => [`\`sendonce/${entry.name}\`, on top of the core`, bytes(entry.onTop), kib(entry.budget), verdict(entry.onTop, entry.budget)]),
+		...(report.sw ? [
+			['`sendonce/sw` in the service worker: `installSendOnce` with the core', bytes(report.sw.worker), '', 'the worker\'s script, not the page\'s'],
+			['`sendonce/sw` in a page that opts in: `backgroundSync`', bytes(report.sw.page), '', 'pages that do not opt in load none of it'],
+		] : []),
 	], ['l', 'r', 'r', 'l']);
 	const shown = report.files.slice(0, 12);
 	const rest = report.files.slice(12).reduce((total, file) => total + file.minified, 0);

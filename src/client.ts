@@ -405,13 +405,16 @@ class Client implements SendOnceClient, IntentContext {
 		return record && this.#adopt(record);
 	}
 
-	/** One Intent object per stored record; settled leftovers (a crash after the outcome) are removed. */
+	/**
+	 * One Intent object per stored record. A settled record (a service worker's delivery, or a
+	 * crash after the outcome) is removed; a succeeded one is shown once, as succeeded.
+	 */
 	async #adopt(record: IntentRecord): Promise<Intent | undefined> {
 		// Settled in this page, its record not yet deleted: not an intent to show or send.
 		if (this.records.settling(record.key)) return undefined;
 		if (!this.#live.has(record.scope) && isSettled(record.state)) {
 			await this.records.change(record.scope, record.key, stored => (isSettled(stored.state) ? null : undefined));
-			return undefined;
+			return record.state === 'succeeded' ? this.#track(record) : undefined;
 		}
 
 		return this.#track(record);

@@ -15,7 +15,7 @@ import {build} from 'vite';
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
 import {refusal, SLOW_MS, startDemoServer, type DemoServer, type DemoStats, type LoggedRequest} from '../../examples/server/demo-server.js';
 import {messages} from '../../src/react.js';
-import {launchBrowser} from './harness.js';
+import {fireSync, launchBrowser} from './harness.js';
 
 type Example = 'react' | 'vue';
 const EXAMPLES: Example[] = ['react', 'vue'];
@@ -379,6 +379,39 @@ describe('the contact-form demo in Chromium', () => {
 		expect(sent).not.toBe(refused);
 		expect(demo.api.totalEffects).toBe(1);
 		expect(demo.api.requests.at(-1)).toMatchObject({key: sent, outcome: 201, body: BODY});
+	});
+});
+
+describe('"Deliver even if I close the tab"', () => {
+	test('the tab closed while the server was down: the service worker delivers the email once, and the next visit shows it sent', async () => {
+		// Thirty attempts: the page is still retrying, the intent `sending`, when its tab closes.
+		const page = await openDemo(`${FAST}&attempts=30`);
+		await page.getByLabel('Deliver even if I close the tab').check();
+		await page.evaluate(async () => navigator.serviceWorker.ready);
+		await fill(page, DRAFT);
+		await serverDown(page, true);
+		await page.getByTestId('send').click();
+		// A retry: the page asked for a Background Sync.
+		await expect.poll(() => demo.api.requests.length).toBeGreaterThanOrEqual(2);
+		const key = (await outcome(page)).key;
+		expect(key).toMatch(UUID);
+
+		await page.close();
+		await fetch(`${demo.url}/demo/chaos`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify({action: 'up'})});
+		await fireSync(context, demo.url);
+
+		await expect.poll(async () => (await stats()).delivered, {timeout: 10_000}).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		expect(new Set(demo.api.requests.map(request => request.body))).toEqual(new Set([BODY]));
+		expect(demo.api.requests.at(-1)!.outcome).toBe(201);
+
+		const later = await context.newPage();
+		later.on('pageerror', error => pageErrors.push(error));
+		await later.goto(`${demo.url}/${FAST}`);
+		expect(await reaches(later, 'succeeded')).toBe(key);
+		await later.getByText(messages.sent).waitFor();
+		expect(await later.getByLabel('Deliver even if I close the tab').isChecked()).toBe(true);
+		expect(demo.api.totalEffects).toBe(1);
 	});
 });
 

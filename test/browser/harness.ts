@@ -3,7 +3,7 @@ import {access, mkdtemp, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {chromium, type Browser, type BrowserContext, type Page} from 'playwright-core';
-import {afterAll, afterEach, beforeAll, beforeEach, inject} from 'vitest';
+import {afterAll, afterEach, beforeAll, beforeEach, expect, inject} from 'vitest';
 import type {SendOnceEvent} from '../../src/index.js';
 import {startContractServer, type ContractServer, type ContractServerOptions} from '../server/contract-server.js';
 
@@ -217,4 +217,22 @@ export function useSite(options?: ContractServerOptions): Site {
 		site.server.reset();
 	});
 	return site;
+}
+
+/**
+ * Fires the `sync` event (tag `sendonce`) of the service worker registered for `origin`/, as
+ * the browser does when a Background Sync comes due: through the DevTools protocol, from a blank
+ * tab of `context` (the site's own tabs may be closed by then).
+ */
+export async function fireSync(context: BrowserContext, origin: string): Promise<void> {
+	const blank = await context.newPage();
+	const session = await context.newCDPSession(blank);
+	const registrations = new Map<string, string>();
+	session.on('ServiceWorker.workerRegistrationUpdated', ({registrations: updated}) => {
+		for (const registration of updated) if (!registration.isDeleted) registrations.set(registration.scopeURL, registration.registrationId);
+	});
+	await session.send('ServiceWorker.enable');
+	await expect.poll(() => registrations.get(`${origin}/`), {timeout: 10_000}).toBeDefined();
+	await session.send('ServiceWorker.dispatchSyncEvent', {origin, registrationId: registrations.get(`${origin}/`)!, tag: 'sendonce', lastChance: false});
+	await blank.close();
 }

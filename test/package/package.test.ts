@@ -1,6 +1,7 @@
 import {cp, mkdir, mkdtemp, readdir, readFile, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {createContext, runInContext} from 'node:vm';
 import {afterAll, beforeAll, describe, expect, test} from 'vitest';
 import tsupConfig from '../../tsup.config.js';
 import {installFromTarball, ROOT, run, type PackageJson, type Run} from './scratch-app.js';
@@ -73,7 +74,7 @@ describe.concurrent('the tarball', () => {
 		for (const file of named) expect(packedFiles, `package.json names ${file}`).toContain(file.slice(2));
 		expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']));
 		// No source maps (they would point at sources the package does not ship), tests or benchmarks.
-		const unexpected = packedFiles.filter(file => !/^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(?:server\/)?[\w-]+\.(?:js|cjs|d\.ts|d\.cts))$/.test(file));
+		const unexpected = packedFiles.filter(file => !/^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(?:server\/)?[\w-]+\.(?:js|cjs|d\.ts|d\.cts)|dist\/sw\.global\.js)$/.test(file));
 		expect(unexpected).toEqual([]);
 	});
 
@@ -140,6 +141,15 @@ describe.concurrent('installed in an app', () => {
 		expect(exported['sendonce/ky']).toEqual(['sendonceKy']);
 		expect(exported['sendonce/axios']).toEqual(['sendonceAdapter']);
 		expect(exported['sendonce/tanstack-query']).toEqual(['intentMutation', 'resumeMutations']);
+		expect(exported['sendonce/sw']).toEqual(['MESSAGE_TYPE', 'SEND_TYPE', 'SYNC_TAG', 'backgroundSync', 'installSendOnce']);
+	});
+
+	test('dist/sw.global.js, for a worker\'s importScripts, defines `sendonce` with what sendonce/sw exports', async () => {
+		const script = await readFile(join(app, 'node_modules', manifest.name, 'dist/sw.global.js'), 'utf8');
+		// A classic script's top-level `var` is a property of the worker's global scope: `self.sendonce`.
+		const scope = createContext({});
+		runInContext(script, scope);
+		expect(Object.keys((scope as {sendonce?: object}).sendonce ?? {}).sort()).toEqual((await exportedBySource())['sendonce/sw']);
 	});
 
 	test.each(['send.mjs', 'send.cjs'])('%s sends one request, with the intent\'s key', async script => {

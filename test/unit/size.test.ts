@@ -30,6 +30,11 @@ describe('size budgets, minified and gzipped with dependencies included', () => 
 		expect(report.initial.autoApp, shown()).toBeLessThan(report.core);
 	});
 
+	test('a page that opts in to sendonce/sw pays for backgroundSync alone, under 0.5 KiB', () => {
+		expect(report.sw, 'sendonce/sw was not measured').toBeDefined();
+		expect(report.sw!.page, shown()).toBeLessThanOrEqual(512);
+	});
+
 	test('idb-keyval is the only package bundled into the core: no ky, no zod', () => {
 		expect(report.dependencies).toEqual(['idb-keyval']);
 		expect(report.idbKeyval).toBeGreaterThan(0);

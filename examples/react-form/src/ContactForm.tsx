@@ -1,6 +1,7 @@
 import {useEffect, useState, type FormEvent} from 'react';
 import type {IntentRequest} from 'sendonce';
 import {messages, useIntent} from 'sendonce/react';
+import {canDeliverAfterClose, deliversAfterClose, setDeliversAfterClose} from './delivery';
 
 interface Draft {
 	name: string;
@@ -37,6 +38,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 	const [draft, setDraft] = useStored<Draft>(DRAFT_KEY, EMPTY);
 	const [sent, setSent] = useStored<Draft | undefined>(SENT_KEY, undefined);
 	const [editing, setEditing] = useState(false);
+	const [afterClose, setAfterClose] = useState(deliversAfterClose);
 	const {state, attempts, key, result, mayHaveBeenSent, conflict, error, send, retry, discard} = useIntent('contact-form');
 	const busy = state === 'pending' || state === 'sending';
 	const undecided = state === 'unresolved' || state === 'expired';
@@ -105,6 +107,21 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 				<label htmlFor="contact-message">Message</label>
 				<textarea id="contact-message" rows={5} {...field('message')} />
 			</fieldset>
+
+			{canDeliverAfterClose && (
+				<label className="muted option">
+					<input
+						type="checkbox"
+						data-testid="deliver-after-close"
+						checked={afterClose}
+						onChange={event => {
+							setAfterClose(event.target.checked);
+							void setDeliversAfterClose(event.target.checked);
+						}}
+					/>{' '}
+					Deliver even if I close the tab
+				</label>
+			)}
 
 			{locked && (
 				<p className="muted lock" data-testid="locked">

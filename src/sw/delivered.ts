@@ -1,0 +1,89 @@
+import type {IntentStore} from '../types.js';
+
+/** The longest a send waits for its notes to be written before it lets the worker stop. */
+const NOTE_WAIT_MS = 5000;
+
+/**
+ * A record the service worker left for the pages: the intent it delivered, state `succeeded`.
+ * The worker's own client never sees one; the first page client that reads it shows it as
+ * succeeded, then deletes it.
+ */
+function isNote(value: unknown): value is {key: string; state: 'succeeded'; lease?: unknown} {
+	return (value as {state?: unknown} | undefined)?.state === 'succeeded';
+}
+
+/** What `keepDelivered` gives: the store, and the hooks the worker drives it with. */
+export interface DeliveredStore {
+	store: IntentStore;
+	/** The intent `key` succeeded: its record, when deleted, is kept as a note instead. */
+	delivered(key: string): void;
+	/**
+	 * Resolves once every note announced so far is written or its write failed, or after
+	 * `NOTE_WAIT_MS` (a failed deletion waits for the store's next write).
+	 */
+	written(): Promise<void>;
+}
+
+/**
+ * `store` as the service worker's client uses it: where the core deletes the record of an
+ * intent that succeeded, a note (the record, state `succeeded`) is written in the same store
+ * step, so that a page opened later shows the outcome rather than nothing. Notes are hidden
+ * from the worker's reads, and never deleted by it. `store` has `updateMany` (IndexedDB's does).
+ */
+export function keepDelivered(store: IntentStore): DeliveredStore {
+	const waiting = new Map<string, () => void>();
+	const pending = new Set<Promise<void>>();
+	const updateMany = async (updates: Array<[id: string, updater: (old: unknown) => unknown]>) => {
+		const noted: string[] = [];
+		const wrapped = updates.map(([id, updater]): [string, (old: unknown) => unknown] => [id, old => {
+			const next = updater(isNote(old) ? undefined : old);
+			if (next !== undefined) return next;
+			if (isNote(old)) return old;
+			const record = old as {key?: unknown; lease?: unknown} | undefined;
+			if (typeof record?.key !== 'string' || !waiting.has(record.key)) return undefined;
+			noted.push(record.key);
+			const {lease: _, ...rest} = record;
+			return {...rest, state: 'succeeded', updatedAt: Date.now()};
+		}]);
+		try {
+			await store.updateMany!(wrapped);
+		} finally {
+			for (const key of noted) waiting.get(key)?.();
+		}
+	};
+
+	return {
+		store: {
+			durable: store.durable,
+			shared: store.shared,
+			async get(id) {
+				const value = await store.get(id);
+				return isNote(value) ? undefined : value;
+			},
+			set: async (id, value) => store.set(id, value),
+			delete: async id => store.delete(id),
+			async list() {
+				return (await store.list()).filter(([, value]) => !isNote(value));
+			},
+			update: async (id, updater) => updateMany([[id, updater]]),
+			updateMany,
+		},
+		delivered(key) {
+			const done = new Promise<void>(resolve => {
+				waiting.set(key, () => {
+					waiting.delete(key);
+					resolve();
+				});
+			});
+			pending.add(done);
+			void done.then(() => pending.delete(done));
+		},
+		async written() {
+			let timer: ReturnType<typeof setTimeout> | undefined;
+			await Promise.race([Promise.all(pending), new Promise(resolve => {
+				timer = setTimeout(resolve, NOTE_WAIT_MS);
+			})]);
+			clearTimeout(timer);
+		},
+	};
+}

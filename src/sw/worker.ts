@@ -1,0 +1,165 @@
+import {createClient} from '../client.js';
+import {indexedDbStore} from '../stores/indexeddb.js';
+import type {ClientOptions, IntentResult, SendOnceEvent} from '../types.js';
+import {keepDelivered} from './delivered.js';
+import {MESSAGE_TYPE, SEND_TYPE, SYNC_TAG} from './names.js';
+
+/** An event a service worker may keep itself alive for. */
+interface ExtendableEventLike {
+	waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * What `installSendOnce` needs of the service worker's global scope (`self`): a structural
+ * subset of `ServiceWorkerGlobalScope`, so that no `webworker` lib is needed to call it.
+ */
+export interface ServiceWorkerScope {
+	addEventListener(type: string, listener: (event: Event) => void): void;
+	readonly clients: {
+		matchAll(options?: {type?: 'window' | 'all'; includeUncontrolled?: boolean}): Promise<ReadonlyArray<{postMessage(message: unknown): void}>>;
+	};
+}
+
+/**
+ * Options of {@link installSendOnce}. The sending options must match the pages' client
+ * (`headerName`, `keyFormat`, `classify`); `retry` and `timeout` may differ.
+ *
+ * @example
+ * import {installSendOnce, type InstallOptions} from 'sendonce/sw';
+ *
+ * const options: InstallOptions = {headers: async () => ({authorization: `Bearer ${await readToken()}`})};
+ */
+export interface InstallOptions extends Pick<ClientOptions, 'fetch' | 'headerName' | 'keyFormat' | 'retry' | 'timeout' | 'classify'> {
+	/**
+	 * Headers for every attempt the worker makes (a bearer token): the page's `headers` option
+	 * is never stored, so the worker cannot see it. Cookies are sent without it.
+	 * @default {}
+	 * @example
+	 * import {installSendOnce} from 'sendonce/sw';
+	 *
+	 * installSendOnce(self, {headers: async () => ({authorization: `Bearer ${await readToken()}`})});
+	 */
+	headers?: ClientOptions['headers'];
+	/**
+	 * Also send the stored intents when the worker handles a navigation of its origin, at most
+	 * once per `navigationInterval`: the fallback where Background Sync is missing.
+	 * @default true where `SyncManager` is missing (Safari, Firefox, Android WebView), else false
+	 */
+	onNavigation?: boolean;
+	/**
+	 * The least time between two sends started by navigations, in milliseconds.
+	 * @default 30_000
+	 */
+	navigationInterval?: number;
+	/**
+	 * Receives every event of the worker's client; each `settled` one is also posted to the
+	 * open pages.
+	 * @default undefined
+	 */
+	onEvent?: (event: SendOnceEvent) => void;
+}
+
+/**
+ * What the worker posts to every open page (`navigator.serviceWorker`'s `message` event) when
+ * it settles an intent. Pages' clients hear the outcome over their BroadcastChannel anyway.
+ *
+ * @example
+ * import type {WorkerMessage} from 'sendonce/sw';
+ *
+ * navigator.serviceWorker.addEventListener('message', ({data}: MessageEvent<WorkerMessage>) => {
+ * 	if (data?.type === 'sendonce:settled' && data.event.outcome === 'succeeded') console.log('sent', data.event.scope);
+ * });
+ */
+export interface WorkerMessage {
+	type: typeof MESSAGE_TYPE;
+	event: Extract<SendOnceEvent, {type: 'settled'}>;
+}
+
+/** What {@link installSendOnce} returns. */
+export interface InstalledSendOnce {
+	/** Sends every stored `pending` or `sending` intent inside its window now (what the events do). */
+	send(): Promise<IntentResult[]>;
+}
+
+/** How long activation waits for the stored intents to be sent, before the worker takes requests. */
+const ACTIVATE_WAIT_MS = 5000;
+const DEFAULT_NAVIGATION_INTERVAL = 30_000;
+
+/**
+ * Makes the service worker send the intents the pages stored and could not finish (a closed
+ * tab): on a Background Sync (tag `sendonce`), when it activates, on a `{type: 'sendonce:send'}`
+ * message, and, where Background Sync is missing, when it handles a navigation. Each intent is
+ * claimed with the Web Lock the pages use, sent with its stored key and bytes, and settled by
+ * the same rules; `unresolved` and `expired` intents are never sent. Call it once, at the top
+ * level of the worker script.
+ *
+ * @example
+ * import {installSendOnce} from 'sendonce/sw';
+ *
+ * installSendOnce(self);
+ */
+export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptions = {}): InstalledSendOnce {
+	const {onNavigation = typeof (globalThis as {SyncManager?: unknown}).SyncManager === 'undefined', navigationInterval = DEFAULT_NAVIGATION_INTERVAL, onEvent, ...sending} = options;
+	if (typeof navigationInterval !== 'number' || !(navigationInterval >= 0)) {
+		throw new TypeError(`Expected \`navigationInterval\` to be a number of milliseconds ≥ 0, got ${String(navigationInterval)}`);
+	}
+
+	const tellPages = async (event: Extract<SendOnceEvent, {type: 'settled'}>) => {
+		const pages = await scope.clients.matchAll({type: 'window', includeUncontrolled: true});
+		for (const page of pages) page.postMessage({type: MESSAGE_TYPE, event} satisfies WorkerMessage);
+	};
+
+	// Made now, so that bad options throw at install; the database is opened on first use.
+	const notes = keepDelivered(indexedDbStore());
+	const client = createClient({
+		...sending,
+		store: notes.store,
+		onEvent(event) {
+			if (event.type === 'settled') {
+				if (event.outcome === 'succeeded') notes.delivered(event.key);
+				void tellPages(event).catch(() => undefined);
+			}
+
+			onEvent?.(event);
+		},
+	});
+	let lastNavigation = Number.NEGATIVE_INFINITY;
+
+	const send = async (): Promise<IntentResult[]> => {
+		const results = await client.resume();
+		await notes.written();
+		return results;
+	};
+
+	const keepAlive = (event: ExtendableEventLike, work: Promise<unknown>) => {
+		event.waitUntil(work.catch((error: unknown) => {
+			onEvent?.({type: 'store-error', error});
+		}));
+	};
+
+	scope.addEventListener('sync', event => {
+		if ((event as Event & {tag?: string}).tag === SYNC_TAG) keepAlive(event as Event & ExtendableEventLike, send());
+	});
+	scope.addEventListener('activate', event => {
+		// Requests wait for activation: they wait for the sending only so long.
+		const sent = send();
+		keepAlive(event as Event & ExtendableEventLike, Promise.race([sent, new Promise(resolve => {
+			setTimeout(resolve, ACTIVATE_WAIT_MS);
+		})]));
+		sent.catch(() => undefined);
+	});
+	scope.addEventListener('message', event => {
+		if ((event as MessageEvent<{type?: string} | undefined>).data?.type === SEND_TYPE) keepAlive(event as Event & ExtendableEventLike, send());
+	});
+	if (onNavigation) {
+		scope.addEventListener('fetch', event => {
+			const {request} = event as Event & {request: Request};
+			if (request.mode !== 'navigate' || Date.now() - lastNavigation < navigationInterval) return;
+			lastNavigation = Date.now();
+			// No `respondWith`: the page loads as it would without the worker.
+			keepAlive(event as Event & ExtendableEventLike, send());
+		});
+	}
+
+	return {send};
+}

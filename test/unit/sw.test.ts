@@ -1,0 +1,143 @@
+import {IDBFactory} from 'fake-indexeddb';
+import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
+import {createClient, indexedDbStore} from '../../src/index.js';
+import type {IntentRecord} from '../../src/record.js';
+import {installSendOnce} from '../../src/sw.js';
+import {keepDelivered} from '../../src/sw/delivered.js';
+
+const record = (scope: string, key: string): IntentRecord => ({
+	v: 1,
+	key,
+	scope,
+	state: 'sending',
+	request: {url: 'https://api.example.com/contact', method: 'POST', headers: {'content-type': 'application/json'}, body: '{"message":"hi"}'},
+	fingerprint: 'a'.repeat(64),
+	attempts: 2,
+	createdAt: Date.now(),
+	expiresAt: Date.now() + 60_000,
+	updatedAt: Date.now(),
+	lease: {owner: 'worker', until: Date.now() + 10_000},
+});
+
+beforeEach(() => {
+	vi.stubGlobal('indexedDB', new IDBFactory());
+});
+afterEach(() => {
+	vi.unstubAllGlobals();
+});
+
+describe('the service worker\'s store', () => {
+	test('deleting an intent it delivered leaves a note for the pages: the record, succeeded, without its lease', async () => {
+		const raw = indexedDbStore();
+		const sending = record('contact', 'k-1');
+		await raw.set('intent:contact', sending);
+		const {store, delivered, written} = keepDelivered(raw);
+		delivered('k-1');
+
+		await store.updateMany!([['intent:contact', () => undefined]]);
+		await written();
+
+		const {lease: _, ...rest} = sending;
+		expect(await raw.get('intent:contact')).toEqual({...rest, state: 'succeeded', updatedAt: expect.any(Number) as number});
+	});
+
+	test('deleting any other intent deletes it', async () => {
+		const raw = indexedDbStore();
+		await raw.set('intent:contact', record('contact', 'k-1'));
+		const {store, delivered} = keepDelivered(raw);
+		delivered('k-2');
+
+		await store.update!('intent:contact', () => undefined);
+
+		expect(await raw.list()).toEqual([]);
+	});
+
+	test('the worker never sees a note, and never deletes one', async () => {
+		const raw = indexedDbStore();
+		await raw.set('intent:contact', {...record('contact', 'k-1'), state: 'succeeded'});
+		await raw.set('intent:other', record('other', 'k-2'));
+		const {store} = keepDelivered(raw);
+
+		expect(await store.get('intent:contact')).toBeUndefined();
+		expect((await store.list()).map(([id]) => id)).toEqual(['intent:other']);
+		const given: unknown[] = [];
+		await store.update!('intent:contact', old => {
+			given.push(old);
+			return undefined;
+		});
+
+		expect(given).toEqual([undefined]);
+		expect(await raw.get('intent:contact')).toMatchObject({key: 'k-1', state: 'succeeded'});
+	});
+});
+
+describe('a page that finds the worker\'s note', () => {
+	test('shows the intent as succeeded once, then forgets it', async () => {
+		const raw = indexedDbStore();
+		await raw.set('intent:contact', {...record('contact', 'k-1'), state: 'succeeded'});
+
+		const intent = await createClient({store: indexedDbStore()}).get('contact');
+
+		expect(intent?.snapshot).toMatchObject({key: 'k-1', state: 'succeeded', attempts: 2, mayHaveBeenSent: true});
+		expect(await raw.list()).toEqual([]);
+		expect(await createClient({store: indexedDbStore()}).get('contact')).toBeUndefined();
+	});
+});
+
+describe('installSendOnce', () => {
+	/** A service worker scope that only keeps the types of the listeners added to it. */
+	const fakeScope = () => {
+		const types: string[] = [];
+		const listeners = new Map<string, (event: Event) => void>();
+		const scope = {
+			addEventListener(type: string, listener: (event: Event) => void) {
+				types.push(type);
+				listeners.set(type, listener);
+			},
+			clients: {matchAll: async () => []},
+		};
+		return {types, scope, listeners};
+	};
+
+	test('listens for sync, activate and message, and for navigations only where Background Sync is missing', () => {
+		const without = fakeScope();
+		installSendOnce(without.scope);
+		expect(without.types).toEqual(['sync', 'activate', 'message', 'fetch']);
+
+		vi.stubGlobal('SyncManager', class {});
+		const withSync = fakeScope();
+		installSendOnce(withSync.scope);
+		expect(withSync.types).toEqual(['sync', 'activate', 'message']);
+	});
+
+	test('refuses bad options at install, before any event', () => {
+		const {scope, types} = fakeScope();
+		expect(() => installSendOnce(scope, {navigationInterval: -1})).toThrow(new TypeError('Expected `navigationInterval` to be a number of milliseconds ≥ 0, got -1'));
+		expect(() => installSendOnce(scope, {retry: {limit: 0}})).toThrow(TypeError);
+		expect(types).toEqual([]);
+	});
+
+	test('sends on a navigation at most once per navigationInterval, and never on other requests', async () => {
+		vi.useFakeTimers({toFake: ['Date']});
+		try {
+			const {scope, listeners} = fakeScope();
+			installSendOnce(scope, {navigationInterval: 30_000});
+			const kept: Array<Promise<unknown>> = [];
+			const request = (mode: string) => Object.assign(new Event('fetch'), {request: {mode}, waitUntil: (promise: Promise<unknown>) => kept.push(promise)});
+			const fetch = listeners.get('fetch')!;
+
+			fetch(request('navigate'));
+			fetch(request('cors'));
+			vi.advanceTimersByTime(29_999);
+			fetch(request('navigate'));
+			expect(kept).toHaveLength(1);
+
+			vi.advanceTimersByTime(1);
+			fetch(request('navigate'));
+			expect(kept).toHaveLength(2);
+			await Promise.all(kept);
+		} finally {
+			vi.useRealTimers();
+		}
+	});
+});
