@@ -41,6 +41,7 @@ function fromHook(classification: Classification, response: ResponseInfo): Verdi
 	if (classification === 'success') return {type: 'succeeded', replayed: isTrue(response.headers['idempotent-replayed'])};
 	if (classification === 'fail') return {type: 'failed'};
 	if (classification === 'retry') return {type: 'indeterminate'};
+	if (classification === 'unresolved') return {type: 'refused'};
 	return undefined;
 }
 

@@ -237,6 +237,9 @@ export type SendOnceEvent =
 
 /**
  * The answer a `classify` hook may give; `undefined` falls through to the built-in chain.
+ * `'unresolved'` ends the send unresolved, reason `'refused'`: the record stays, and the user's
+ * retry sends the same key (an answer the sender cannot act on, such as a 401 in a worker that
+ * holds no token).
  *
  * @example
  * import {createClient, type Classification} from 'sendonce';
@@ -247,7 +250,7 @@ export type SendOnceEvent =
  * 		response.status === 409 && (data as {name?: string})?.name === 'invalid_idempotent_request' ? 'fail' : undefined,
  * });
  */
-export type Classification = 'success' | 'retry' | 'fail' | undefined;
+export type Classification = 'success' | 'retry' | 'fail' | 'unresolved' | undefined;
 
 /**
  * Retry settings.

@@ -98,6 +98,9 @@ const DEFAULT_NAVIGATION_INTERVAL = 30_000;
  *
  * installSendOnce(self);
  */
+/** Answers that ask for credentials the worker may not have. */
+const AUTH_STATUSES = new Set([401, 403, 407]);
+
 export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptions = {}): InstalledSendOnce {
 	const {onNavigation = typeof (globalThis as {SyncManager?: unknown}).SyncManager === 'undefined', navigationInterval = DEFAULT_NAVIGATION_INTERVAL, onEvent, ...sending} = options;
 	if (typeof navigationInterval !== 'number' || !(navigationInterval >= 0)) {
@@ -111,8 +114,12 @@ export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptio
 
 	// Made now, so that bad options throw at install; the database is opened on first use.
 	const notes = keepDelivered(indexedDbStore());
+	const {classify} = sending;
 	const client = createClient({
 		...sending,
+		// The worker holds no session of the page's: an answer asking for one is the page's to
+		// deal with, never a reason to call the user's action failed.
+		classify: (response, data) => classify?.(response, data) ?? (AUTH_STATUSES.has(response.status) ? 'unresolved' : undefined),
 		store: notes.store,
 		onEvent(event) {
 			if (event.type === 'settled') {

@@ -309,6 +309,22 @@ describe('secrets: the worker has only its own headers()', () => {
 		await expect.poll(async () => stored(later), PATIENT).toEqual({'intent:contact': expect.objectContaining({key, state: 'unresolved', reason: 'refused'})});
 		expect(server.totalEffects).toBe(0);
 	});
+
+	test('without it, a 401 to an intent never attempted still leaves it unresolved for the page: the worker\'s missing token never fails the user\'s action', async () => {
+		const page = await pageWithWorker('');
+		await optIn(page);
+		const key = await page.evaluate(async () => (await window.client.intent('contact', {url: '/orders', json: {order: 'o-1'}})).key);
+		await page.close();
+		requireToken = true;
+		await fireSync(context, server.url);
+
+		await expect.poll(() => unauthorized.length, PATIENT).toBe(1);
+		expect(unauthorized[0]!.key).toBe(key);
+		const later = await context.newPage();
+		await later.goto(`${server.url}/`);
+		await expect.poll(async () => stored(later), PATIENT).toEqual({'intent:contact': expect.objectContaining({key, state: 'unresolved', reason: 'refused', attempts: 1})});
+		expect(server.totalEffects).toBe(0);
+	});
 });
 
 test('the worker never sends an unresolved or an expired intent', async () => {

@@ -98,6 +98,11 @@ describe('classify(), the pure chain', () => {
 		expect(classify(answer(503, {'stripe-should-retry': 'true'}), () => 'fail')).toEqual({type: 'failed'});
 	});
 
+	test('a hook that returns unresolved ends the send unresolved, refused, even on a first attempt', () => {
+		expect(classify(answer(401, {}), () => 'unresolved')).toEqual({type: 'refused'});
+		expect(classify(answer(201, {}), () => 'unresolved', true)).toEqual({type: 'refused'});
+	});
+
 	test('a hook that returns undefined falls through to the chain', () => {
 		expect(classify(answer(503), () => undefined)).toEqual({type: 'indeterminate'});
 		expect(classify(answer(201), () => undefined)).toEqual({type: 'succeeded', replayed: false});
