@@ -53,7 +53,7 @@ export const messages: Messages = {
 	sending: 'Sending…',
 	attempt: attempt => (attempt > 1 ? `Sending… (attempt ${attempt})` : 'Sending…'),
 	sent: 'Your message was sent.',
-	replayed: 'The server had already received it: this is its earlier answer, nothing was sent twice.',
+	replayed: 'The server had already received it: nothing was sent twice.',
 	refused: reason => `Your message was not sent: ${reason ?? 'the server refused it'}.`,
 	mayHaveBeenSent: 'Your message may have been sent.',
 	because(result) {

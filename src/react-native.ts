@@ -1,4 +1,3 @@
-import type {} from './types.js';
 import type {SendOnceClient} from './client-api.js';
 
 export {asyncStorageStore, type AsyncStorageLike} from './stores/async-storage.js';

@@ -1,6 +1,5 @@
 import {createContext, createElement, useContext, useMemo, useSyncExternalStore, type ReactNode} from 'react';
 import {defaultClient, IntentObserver, type IntentActions, type IntentView} from './intent-observer.js';
-import type {} from './types.js';
 import type {SendOnceClient} from './client-api.js';
 
 // The copy is shared with the Vue binding; it is part of this entry's public exports.

@@ -1,6 +1,5 @@
 import {computed, getCurrentInstance, getCurrentScope, hasInjectionContext, inject, isRef, onMounted, onScopeDispose, provide, shallowRef, toValue, watch, type InjectionKey, type MaybeRefOrGetter, type Ref} from 'vue';
 import {defaultClient, IntentObserver, VIEW_FIELDS, type IntentActions, type IntentView} from './intent-observer.js';
-import type {} from './types.js';
 import type {SendOnceClient} from './client-api.js';
 
 // The same copy as the React binding's, from one framework-free module.
@@ -109,8 +108,9 @@ export function useIntent(scope: MaybeRefOrGetter<string>, options: UseIntentOpt
 	const fields = Object.fromEntries(VIEW_FIELDS.map(name => [name, computed(() => view.value[name])]));
 	return {
 		...fields as unknown as {[Field in keyof IntentView]: Readonly<Ref<IntentView[Field]>>},
-		send: async (request, intentOptions) => observer.send(request, intentOptions),
-		retry: async () => observer.retry(),
-		discard: async () => observer.discard(),
+		// The observer's own promises: nothing to add around them.
+		send: (request, intentOptions) => observer.send(request, intentOptions),
+		retry: () => observer.retry(),
+		discard: () => observer.discard(),
 	};
 }

@@ -66,6 +66,7 @@ function storeOver(use: UseStore): IntentStore {
 				let failure: unknown;
 				transaction.oncomplete = () => resolve();
 				transaction.onerror = transaction.onabort = () => reject(failure ?? transaction.error);
+				let unread = updates.length;
 				for (const [id, updater] of updates) {
 					const read = objectStore.get(id);
 					read.onsuccess = () => {
@@ -73,6 +74,8 @@ function storeOver(use: UseStore): IntentStore {
 							const next = updater(read.result);
 							if (next === undefined) objectStore.delete(id);
 							else if (next !== read.result) objectStore.put(next, id);
+							// Every write is issued: commit now rather than when the page's task ends.
+							if (--unread === 0) transaction.commit?.();
 						} catch (error) {
 							failure ??= error;
 							transaction.abort();
