@@ -8,7 +8,7 @@ import {normalizeOptions, type NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record.js';
 import {Records} from './records.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
-import {isResumable, isSendable, isSettled, reduce} from './state.js';
+import {isInsideWindow, isResumable, isSendable, isSettled, reduce} from './state.js';
 import {probe} from './stores/probe.js';
 import {resolveStoreWithOthers} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
@@ -47,7 +47,7 @@ function checkUnstored(source: Request | undefined, init: RequestInit): void {
 	for (const [name, usual] of Object.entries(UNSTORED_INIT)) {
 		const given = (init as Record<string, unknown>)[name] ?? (source as unknown as Record<string, unknown> | undefined)?.[name];
 		if (given !== undefined && given !== usual && !(name === 'referrerPolicy' && given === 'strict-origin-when-cross-origin')) {
-			throw new InvalidRequestError(`\`${name}: ${JSON.stringify(given)}\` cannot be stored with the intent for its retries after a reload: set it in the client's \`fetch\` option, as in createClient({fetch: (url, init) => fetch(url, {...init, ${name}: ${JSON.stringify(given)}})})`);
+			throw new InvalidRequestError(`\`${name}: ${JSON.stringify(given)}\` cannot be kept for the intent's retries after a reload: set it in the client's \`fetch\` option instead`);
 		}
 	}
 }
@@ -216,7 +216,9 @@ class Client implements SendOnceClient, IntentContext {
 			let stored: IntentRecord | undefined;
 			try {
 				stored = await this.records.update(scope, current => {
-					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state)));
+					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state))
+						// Past its window and never sent: nothing can have happened, and it may never be sent.
+						|| (current.attempts === 0 && (current.state === 'expired' || !isInsideWindow(current, Date.now()))));
 					created = !(current && !isSettled(current.state) && !settledHere && !replace
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;
@@ -412,9 +414,13 @@ class Client implements SendOnceClient, IntentContext {
 	async #adopt(record: IntentRecord): Promise<Intent | undefined> {
 		// Settled in this page, its record not yet deleted: not an intent to show or send.
 		if (this.records.settling(record.key)) return undefined;
-		if (!this.#live.has(record.scope) && isSettled(record.state)) {
+		if (isSettled(record.state)) {
+			const live = this.#live.get(record.scope);
+			if (live?.key === record.key) return live;
 			await this.records.change(record.scope, record.key, stored => (isSettled(stored.state) ? null : undefined));
-			return record.state === 'succeeded' ? this.#track(record) : undefined;
+			// Shown once, never made the scope's live intent: a press in the scope meanwhile is a
+			// new action, and must stay the one this client writes and sends.
+			return record.state === 'succeeded' ? new Intent(this, record) : undefined;
 		}
 
 		return this.#track(record);

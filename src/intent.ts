@@ -62,6 +62,14 @@ export interface IntentContext {
 }
 
 /**
+ * The result of an intent another sender (a service worker) delivered and left a note of: the
+ * server's answer was not stored with it, so the response says only that it succeeded.
+ */
+function deliveredResult(record: IntentRecord): IntentResult {
+	return {status: 'succeeded', key: record.key, response: {status: 200, headers: {}}, data: undefined, replayed: true, attempts: record.attempts};
+}
+
+/**
  * One user action, with its idempotency key. Get one from `client.intent()`; send it with
  * `send()`, as often as you like: every attempt carries the same key and the same bytes.
  *
@@ -104,6 +112,8 @@ export class Intent<Data = unknown> {
 		this.#ctx = ctx;
 		this.#record = record;
 		this.#session = session;
+		// A record stored as succeeded is another sender's delivery (a service worker's note).
+		if (record.state === 'succeeded') this.#result = deliveredResult(record);
 		this.#snapshot = this.#makeSnapshot();
 	}
 
@@ -357,7 +367,8 @@ export class Intent<Data = unknown> {
 			if (outcome) return await this.#adoptOutcome(outcome);
 			// The owner let go without a word (it crashed, or its lease went stale): look again.
 			const stored = await records.read(this.scope);
-			if (stored?.key !== this.key) return await this.#lost();
+			if (stored?.key === this.key && stored.state === 'succeeded') return await this.#adoptOutcome(deliveredResult(stored));
+			if (stored?.key !== this.key || isSettled(stored.state)) return await this.#lost();
 			this.#observe(stored);
 			if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
 		}

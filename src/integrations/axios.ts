@@ -43,6 +43,24 @@ async function dataOf(response: Response, responseType: string | undefined): Pro
 }
 
 /**
+ * The call's `signal` and `cancelToken` as one signal for sendonce, taken off `config`: axios
+ * checks them again once the adapter answers and would turn any outcome, an order placed
+ * included, into a `CanceledError`. An abort ends the caller's wait as sendonce says: before
+ * anything left, with the abort; after, with `OutcomeUnknownError`.
+ */
+function takeCancellation(config: InternalAxiosRequestConfig): AbortSignal {
+	const controller = new AbortController();
+	const {signal, cancelToken} = config;
+	config.signal = undefined;
+	config.cancelToken = undefined;
+	const abort = (reason: unknown) => controller.abort(reason);
+	if (signal?.aborted) abort((signal as AbortSignal).reason);
+	else signal?.addEventListener?.('abort', () => abort((signal as AbortSignal).reason));
+	void cancelToken?.promise.then(abort);
+	return controller.signal;
+}
+
+/**
  * An axios adapter that sends each POST, PUT, PATCH and DELETE with an `intent` in its config
  * through `client.fetch`: the same key across retries, reloads and restarts. Everything else goes
  * to axios' own adapter. A settled answer resolves or rejects as axios would (`validateStatus`,
@@ -67,7 +85,7 @@ export function sendonceAdapter(client: SendOnceClient, {fallback = ['xhr', 'htt
 			headers: axios.AxiosHeaders.from(config.headers).normalize(false).toJSON(true) as Record<string, string>,
 			body: config.data as BodyInit | undefined,
 			intent: config.intent,
-			...(config.signal instanceof AbortSignal ? {signal: config.signal} : {}),
+			signal: takeCancellation(config),
 		});
 		const answer: AxiosResponse = {
 			data: await dataOf(response, config.responseType),

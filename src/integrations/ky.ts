@@ -1,4 +1,4 @@
-import type {BeforeRequestHook, Options, ShouldRetryState} from 'ky';
+import type {BeforeRequestHook, BeforeRetryHook, Options, ShouldRetryState} from 'ky';
 import {isSendOnceError} from '../errors/send-once-error.js';
 import type {IntentInit} from '../types.js';
 import type {SendOnceClient} from '../client-api.js';
@@ -51,19 +51,37 @@ const INTENT_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * const order = await api.post('orders', {json: {sku: 'A1'}, intent: 'checkout:42'}).json();
  */
 export function sendonceKy(client: SendOnceClient, {all = false}: SendonceKyOptions = {}): Options {
-	// The requests this hook answered: an error about one of them is final, never ky's to retry.
+	// The requests sendonce answered: an error about one of them is final, never ky's to retry.
 	const answered = new WeakSet<Request>();
-	const beforeRequest: BeforeRequestHook = async (request, options) => {
-		const {intent} = options as {intent?: IntentInit['intent']};
-		if (!INTENT_METHODS.has(request.method) || (intent === undefined && !all)) return;
+	const isIntent = (method: string, intent: IntentInit['intent']) => INTENT_METHODS.has(method.toUpperCase()) && (intent !== undefined || all);
+	const send = async (request: Request, intent: IntentInit['intent']) => {
 		answered.add(request);
 		return client.fetch(request, intent === undefined ? {} : {intent});
 	};
 
-	const shouldRetry = ({error}: ShouldRetryState) => {
-		const {request} = error as {request?: unknown};
-		return isSendOnceError(error) || (request instanceof Request && answered.has(request)) ? false : undefined;
+	const beforeRequest: BeforeRequestHook = async (request, options) => {
+		const {intent} = options as {intent?: IntentInit['intent']};
+		if (isIntent(request.method, intent)) return send(request, intent);
 	};
 
-	return {hooks: {beforeRequest: [beforeRequest]}, retry: {shouldRetry}};
+	const shouldRetry = ({error}: ShouldRetryState) => (isFinal(error) ? false : undefined);
+	// Hooks add up where options replace each other: a per-call `retry: 2` drops `shouldRetry`,
+	// this still stops the retry.
+	const beforeRetry: BeforeRetryHook = ({error}) => {
+		if (isFinal(error)) throw error;
+	};
+
+	const isFinal = (error: unknown) => {
+		const {request} = error as {request?: unknown};
+		return isSendOnceError(error) || (request instanceof Request && answered.has(request));
+	};
+
+	// Where an app's own `beforeRequest` hook returned a Request, ky skips the hooks after it:
+	// an intent call then reaches ky's fetch, and is sent through sendonce from there.
+	const fetch = async (input: Request | URL | string, init?: RequestInit & {intent?: IntentInit['intent']}) => {
+		const request = input instanceof Request ? input : new Request(input, init);
+		return isIntent(request.method, init?.intent) ? send(request, init?.intent) : globalThis.fetch(input, init);
+	};
+
+	return {hooks: {beforeRequest: [beforeRequest], beforeRetry: [beforeRetry]}, retry: {shouldRetry}, fetch};
 }

@@ -44,7 +44,7 @@ export interface IntentMutationConfig<Variables, Data = unknown> {
 export interface IntentMutationOptions<Data, Variables> {
 	mutationKey: MutationKey;
 	mutationFn: MutationFunction<Data, Variables>;
-	/** sendonce owns the retries, with one key: TanStack Query's would start over. */
+	/** sendonce owns the retries, with one key: an app's own `retry` resends the same intent. */
 	retry: 0;
 	/** The intent is written before the first byte, offline too; sendonce waits for the network. */
 	networkMode: 'always';
@@ -91,10 +91,15 @@ async function settle<Data>(intent: Intent<Data>): Promise<Data> {
  * });
  */
 export function intentMutation<Variables, Data = unknown>(client: SendOnceClient, config: IntentMutationConfig<Variables, Data>): IntentMutationOptions<Data, Variables> {
+	// TanStack Query passes one context object to every try of one `mutate`: an app's own `retry`
+	// must send the same intent again, so `replace` is asked on a mutation's first try only.
+	const tried = new WeakSet<object>();
 	return {
 		mutationKey: config.mutationKey ?? DEFAULT_KEY,
-		mutationFn: async variables => {
-			const options: IntentOptions = {replace: config.replace?.(variables) ?? false};
+		mutationFn: async (variables, context?: object) => {
+			const again = context !== undefined && tried.has(context);
+			if (context !== undefined) tried.add(context);
+			const options: IntentOptions = {replace: !again && (config.replace?.(variables) ?? false)};
 			const intent = await client.intent(config.scope(variables), config.request(variables), options);
 			return settle(intent);
 		},

@@ -15,8 +15,11 @@ function isNote(value: unknown): value is {key: string; state: 'succeeded'; leas
 /** What `keepDelivered` gives: the store, and the hooks the worker drives it with. */
 export interface DeliveredStore {
 	store: IntentStore;
-	/** The intent `key` succeeded: its record, when deleted, is kept as a note instead. */
-	delivered(key: string): void;
+	/**
+	 * The intent `key` of `scope` succeeded: its record, when deleted, is kept as a note instead
+	 * (unless a page deleted it first: then there is nothing to keep).
+	 */
+	delivered(key: string, scope: string): void;
 	/**
 	 * Resolves once every note announced so far is written or its write failed, or after
 	 * `NOTE_WAIT_MS` (a failed deletion waits for the store's next write).
@@ -31,15 +34,18 @@ export interface DeliveredStore {
  * from the worker's reads, and never deleted by it. `store` has `updateMany` (IndexedDB's does).
  */
 export function keepDelivered(store: IntentStore): DeliveredStore {
-	const waiting = new Map<string, () => void>();
+	const waiting = new Map<string, {id: string; done: () => void}>();
 	const pending = new Set<Promise<void>>();
 	const updateMany = async (updates: Array<[id: string, updater: (old: unknown) => unknown]>) => {
 		const noted: string[] = [];
 		const wrapped = updates.map(([id, updater]): [string, (old: unknown) => unknown] => [id, old => {
+			const record = old as {key?: unknown; lease?: unknown} | undefined;
+			// A delivery whose record is already gone (a page heard the outcome and deleted it):
+			// no note to write, and nothing to wait for.
+			for (const [key, entry] of waiting) if (entry.id === id && record?.key !== key) noted.push(key);
 			const next = updater(isNote(old) ? undefined : old);
 			if (next !== undefined) return next;
 			if (isNote(old)) return old;
-			const record = old as {key?: unknown; lease?: unknown} | undefined;
 			if (typeof record?.key !== 'string' || !waiting.has(record.key)) return undefined;
 			noted.push(record.key);
 			const {lease: _, ...rest} = record;
@@ -48,7 +54,7 @@ export function keepDelivered(store: IntentStore): DeliveredStore {
 		try {
 			await store.updateMany!(wrapped);
 		} finally {
-			for (const key of noted) waiting.get(key)?.();
+			for (const key of noted) waiting.get(key)?.done();
 		}
 	};
 
@@ -68,11 +74,14 @@ export function keepDelivered(store: IntentStore): DeliveredStore {
 			update: async (id, updater) => updateMany([[id, updater]]),
 			updateMany,
 		},
-		delivered(key) {
+		delivered(key, scope) {
 			const done = new Promise<void>(resolve => {
-				waiting.set(key, () => {
-					waiting.delete(key);
-					resolve();
+				waiting.set(key, {
+					id: `intent:${scope}`,
+					done() {
+						waiting.delete(key);
+						resolve();
+					},
 				});
 			});
 			pending.add(done);

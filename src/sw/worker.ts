@@ -123,7 +123,7 @@ export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptio
 		store: notes.store,
 		onEvent(event) {
 			if (event.type === 'settled') {
-				if (event.outcome === 'succeeded') notes.delivered(event.key);
+				if (event.outcome === 'succeeded') notes.delivered(event.key, event.scope);
 				void tellPages(event).catch(() => undefined);
 			}
 

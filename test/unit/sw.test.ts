@@ -32,7 +32,7 @@ describe('the service worker\'s store', () => {
 		const sending = record('contact', 'k-1');
 		await raw.set('intent:contact', sending);
 		const {store, delivered, written} = keepDelivered(raw);
-		delivered('k-1');
+		delivered('k-1', 'contact');
 
 		await store.updateMany!([['intent:contact', () => undefined]]);
 		await written();
@@ -45,7 +45,7 @@ describe('the service worker\'s store', () => {
 		const raw = indexedDbStore();
 		await raw.set('intent:contact', record('contact', 'k-1'));
 		const {store, delivered} = keepDelivered(raw);
-		delivered('k-2');
+		delivered('k-2', 'other');
 
 		await store.update!('intent:contact', () => undefined);
 
