@@ -28,9 +28,9 @@ duplicates, a lost reply, a reused key, concurrent duplicates, key formats, CORS
 and prints one line per probe: pass, warn or fail, what was sent, what came back, and what to
 change on the server. Exits 1 if any probe fails, 0 otherwise, 2 on a bad command line.
 
-WARNING: this sends real requests (up to 14 plus --concurrency POSTs) that take effect:
-point it at a test endpoint, or use a test account's credentials. It asks before it starts,
-unless --yes is given; without a terminal to ask on, --yes is required.
+WARNING: this sends real requests that take effect (about 14 plus --concurrency, more while
+the server answers 409): point it at a test endpoint, or use a test account's credentials. It
+asks before it starts, unless --yes is given; without a terminal to ask on, --yes is required.
 
 Options:
   --json <body>          The JSON body of each request (default: {}). Probe 4 sends it with
