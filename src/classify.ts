@@ -31,7 +31,8 @@ export type Verdict =
 	/** A redirect answered (a login page, a captive portal), not the API. Stop. */
 	| {type: 'redirected'};
 
-const INDETERMINATE_STATUSES = new Set([408, 425, 429]);
+/** @internal 4xx answers that mean "not now" (a timeout, too early, too many): retried. */
+export const INDETERMINATE_STATUSES = new Set([408, 425, 429]);
 
 function isTrue(value: string | undefined): boolean {
 	return value?.trim().toLowerCase() === 'true';

@@ -1,3 +1,4 @@
+import {INDETERMINATE_STATUSES} from '../classify.js';
 import {createClient} from '../client.js';
 import {indexedDbStore} from '../stores/indexeddb.js';
 import type {ClientOptions, IntentResult, SendOnceEvent} from '../types.js';
@@ -86,6 +87,15 @@ const ACTIVATE_WAIT_MS = 5000;
 const DEFAULT_NAVIGATION_INTERVAL = 30_000;
 
 /**
+ * A refusal the worker meets may be its own lack of what the page would have sent (a session,
+ * a CSRF header, a token): the user's action is then the page's to retry or give up, never
+ * failed behind the user's back. 409 and the statuses sendonce retries stay as they are.
+ */
+function refusedInWorker(status: number): boolean {
+	return status >= 400 && status < 500 && status !== 409 && !INDETERMINATE_STATUSES.has(status);
+}
+
+/**
  * Makes the service worker send the intents the pages stored and could not finish (a closed
  * tab): on a Background Sync (tag `sendonce`), when it activates, on a `{type: 'sendonce:send'}`
  * message, and, where Background Sync is missing, when it handles a navigation. Each intent is
@@ -98,9 +108,6 @@ const DEFAULT_NAVIGATION_INTERVAL = 30_000;
  *
  * installSendOnce(self);
  */
-/** Answers that ask for credentials the worker may not have. */
-const AUTH_STATUSES = new Set([401, 403, 407]);
-
 export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptions = {}): InstalledSendOnce {
 	const {onNavigation = typeof (globalThis as {SyncManager?: unknown}).SyncManager === 'undefined', navigationInterval = DEFAULT_NAVIGATION_INTERVAL, onEvent, ...sending} = options;
 	if (typeof navigationInterval !== 'number' || !(navigationInterval >= 0)) {
@@ -117,9 +124,7 @@ export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptio
 	const {classify} = sending;
 	const client = createClient({
 		...sending,
-		// The worker holds no session of the page's: an answer asking for one is the page's to
-		// deal with, never a reason to call the user's action failed.
-		classify: (response, data) => classify?.(response, data) ?? (AUTH_STATUSES.has(response.status) ? 'unresolved' : undefined),
+		classify: (response, data) => classify?.(response, data) ?? (refusedInWorker(response.status) ? 'unresolved' : undefined),
 		store: notes.store,
 		onEvent(event) {
 			if (event.type === 'settled') {
