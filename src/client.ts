@@ -8,7 +8,7 @@ import {normalizeOptions, type NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record.js';
 import {Records} from './records.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
-import {isInsideWindow, isResumable, isSendable, isSettled, reduce} from './state.js';
+import {isResumable, isSendable, isSettled, reduce} from './state.js';
 import {probe} from './stores/probe.js';
 import {resolveStoreWithOthers} from './stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
@@ -218,7 +218,7 @@ class Client implements SendOnceClient, IntentContext {
 				stored = await this.records.update(scope, current => {
 					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state))
 						// Past its window and never sent: nothing can have happened, and it may never be sent.
-						|| (current.attempts === 0 && (current.state === 'expired' || !isInsideWindow(current, Date.now()))));
+						|| (current.attempts === 0 && (current.state === 'expired' || Date.now() >= current.expiresAt)));
 					created = !(current && !isSettled(current.state) && !settledHere && !replace
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;
