@@ -136,11 +136,11 @@ class Client implements SendOnceClient, IntentContext {
 	 * intent which then vanished unsent by this tab (another tab had settled it, its record not
 	 * yet deleted) is a new action, made once more.
 	 */
-	async #sendNow(scope: string, request: IntentRequest<unknown>, replace: boolean, signal: AbortSignal | undefined): Promise<{intent: Intent; result: IntentResult}> {
+	async #sendNow(scope: string, request: IntentRequest<unknown>, replace: boolean, signal: AbortSignal | undefined): Promise<{intent: Intent; result: IntentResult; created: boolean}> {
 		for (let tries = 0; ; tries++) {
 			const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
 			const result = await (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as IntentResult;
-			if (!intent.vanished || signal?.aborted || tries > 0) return {intent, result};
+			if (!intent.vanished || signal?.aborted || tries > 0) return {intent, result, created: written !== undefined};
 		}
 	}
 
@@ -165,10 +165,11 @@ class Client implements SendOnceClient, IntentContext {
 		const {scope, replace = false} = typeof named === 'object' ? named : {scope: named ?? `${method} ${resolveUrl(url)}`};
 		const request = {url, method: method as IntentMethod, headers: [...headers] as Array<[string, string]>, ...(body === undefined || body === null ? {} : {body: body as string})};
 		const signal = rest.signal ?? source?.signal ?? undefined;
-		const {intent, result} = await this.#sendNow(scope, request, replace, signal);
+		const {intent, result, created} = await this.#sendNow(scope, request, replace, signal);
 		if (result.status === 'unresolved' && result.reason === 'aborted' && !result.mayHaveBeenSent && signal?.aborted) {
-			// As fetch does: an abort before anything left is an AbortError, and nothing stays behind.
-			await intent.discard();
+			// As fetch does: an abort before anything left is an AbortError, and this call leaves
+			// nothing behind. A stored intent it joined was someone else's: it stays.
+			if (created) await intent.discard();
 			throw signal.reason;
 		}
 

@@ -121,13 +121,19 @@ describe('resume()', () => {
 });
 
 describe('one sender across tabs, where Web Locks are missing (leases)', () => {
-	test('a resume() in the tab that is sending keeps that tab\'s lease: another tab sends nothing meanwhile', async () => {
+	/** Two tabs on one shared store; tab A's client.send() is on the wire, its answer held. */
+	async function tabAPaying() {
 		const store = sharedStore();
 		const api = heldApi();
 		const tabA = createClient({...fast, store, fetch: api.fetchFor('A')});
 		const tabB = createClient({...fast, store, fetch: api.fetchFor('B')});
 		const paying = tabA.send('pay', {url, json: {amount: 5}});
 		await vi.waitUntil(() => api.calls.length === 1);
+		return {store, api, tabA, tabB, paying};
+	}
+
+	test('a resume() in the tab that is sending keeps that tab\'s lease: another tab sends nothing meanwhile', async () => {
+		const {store, api, tabA, tabB, paying} = await tabAPaying();
 		const resumedA = tabA.resume();
 		await turns();
 		expect((await store.get('intent:pay') as {lease?: unknown}).lease).toBeDefined();
@@ -144,12 +150,7 @@ describe('one sender across tabs, where Web Locks are missing (leases)', () => {
 		vi.stubGlobal('navigator', {onLine: true, locks: {async request() {
 			throw Object.assign(new Error('The request was denied.'), {name: 'SecurityError'});
 		}}});
-		const store = sharedStore();
-		const api = heldApi();
-		const tabA = createClient({...fast, store, fetch: api.fetchFor('A')});
-		const tabB = createClient({...fast, store, fetch: api.fetchFor('B')});
-		const paying = tabA.send('pay', {url, json: {amount: 5}});
-		await vi.waitUntil(() => api.calls.length === 1);
+		const {store, api, tabB, paying} = await tabAPaying();
 		expect((await store.get('intent:pay') as {lease?: unknown}).lease).toBeDefined();
 		const resumedB = tabB.resume();
 		await turns();
@@ -178,52 +179,48 @@ test('a press in another tab just after a success with the same body is a new ac
 describe('a failed intent whose record cannot be deleted', () => {
 	const refusing = () => quickApi(() => Response.json({error: 'insufficient funds'}, {status: 400}));
 
-	test('is marked failed instead: the app hears "failed", and no later page sends it', async () => {
+	/** A memory store whose chosen operations fail while `failing.on` holds, as an aborted IndexedDB transaction does. */
+	function breakable(operations: Array<'update' | 'updateMany'>, failing: {on: boolean}): IntentStore {
 		const base = memoryStore();
-		let broken = true;
-		const store: IntentStore = {...base, async updateMany(updates) {
-			if (broken) throw Object.assign(new Error('The transaction was aborted.'), {name: 'UnknownError'});
-			return base.updateMany!(updates);
-		}};
+		const store: IntentStore = {...base};
+		for (const name of operations) {
+			const operation = base[name]! as (...args: unknown[]) => Promise<void>;
+			store[name] = (async (...args: unknown[]) => {
+				if (failing.on) throw Object.assign(new Error('The transaction was aborted.'), {name: 'UnknownError'});
+				return operation(...args);
+			}) as never;
+		}
+
+		return store;
+	}
+
+	test('is marked failed instead: the app hears "failed", and no later page sends it', async () => {
+		const failing = {on: true};
+		const store = breakable(['updateMany'], failing);
 		const api = refusing();
 		const events: string[] = [];
 		const result = await createClient({...fast, store, fetch: api.fetch, onEvent: event => events.push(event.type)}).send('pay', {url, json: {amount: 5}});
 		expect(result.status).toBe('failed');
 		expect(events).toContain('store-error');
 		expect(await states(store)).toEqual(['failed/1']);
-		broken = false;
+		failing.on = false;
 		expect(await createClient({...fast, store, fetch: api.fetch}).resume()).toEqual([]);
 		expect(api.calls).toHaveLength(1);
 		expect(await store.list()).toEqual([]);
 	});
 
 	test('where no write works at all: "could not confirm" (unresolved, refused), and a later page sends the same key, never a new one', async () => {
-		const base = memoryStore();
-		let broken = false;
-		const fail = () => {
-			throw Object.assign(new Error('The transaction was aborted.'), {name: 'UnknownError'});
-		};
-
-		const store: IntentStore = {
-			...base,
-			async updateMany(updates) {
-				if (broken) fail();
-				return base.updateMany!(updates);
-			},
-			async update(id, updater) {
-				if (broken) fail();
-				return base.update!(id, updater);
-			},
-		};
+		const failing = {on: false};
+		const store = breakable(['update', 'updateMany'], failing);
 		let call = 0;
 		const api = quickApi(() => {
 			call++;
-			broken = call === 1;
+			failing.on = call === 1;
 			return call === 1 ? Response.json({error: 'insufficient funds'}, {status: 400}) : Response.json({paid: true}, {status: 201});
 		});
 		const result = await createClient({...fast, store, fetch: api.fetch}).send('pay', {url, json: {amount: 5}});
 		expect(result).toMatchObject({status: 'unresolved', reason: 'refused', mayHaveBeenSent: true, response: {status: 400}});
-		broken = false;
+		failing.on = false;
 		await createClient({...fast, store, fetch: api.fetch}).resume();
 		expect(api.calls.map(call => call.key)).toEqual([result.key, result.key]);
 	});
@@ -253,6 +250,17 @@ describe('an abort before anything left, on the one-call paths', () => {
 		expect(await client.resume()).toEqual([]);
 		expect(api.calls).toEqual([]);
 	});
+});
+
+test('client.fetch() aborted before anything left keeps a stored intent it only joined', async () => {
+	const store = memoryStore();
+	const api = quickApi();
+	const client = createClient({...fast, store, fetch: api.fetch});
+	const stored = await client.intent('pay', {url, method: 'POST', body: '{"a":1}'});
+	const error = await client.fetch(url, {method: 'POST', body: '{"a":1}', intent: 'pay', signal: AbortSignal.abort()}).catch((error: unknown) => error);
+	expect((error as Error).name).toBe('AbortError');
+	expect(api.calls).toEqual([]);
+	expect(await store.get('intent:pay')).toMatchObject({key: stored.key, state: 'pending', attempts: 0});
 });
 
 describe('client.fetch() and what an intent cannot store', () => {
