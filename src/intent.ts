@@ -595,17 +595,19 @@ export class Intent<Data = unknown> {
 	async #rollBack(): Promise<void> {
 		const next = {...this.#prior!, updatedAt: Date.now()};
 		this.#prior = undefined;
-		this.#record = next;
-		this.#publish();
-		if (!this.#ctx.isCurrent(this)) return;
-		await this.#ctx.records.change(this.scope, this.key, () => this.#withLease(next)).catch((error: unknown) => {
-			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
-		});
+		await this.#writeBack(next);
 	}
 
 	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
 	async #stopSending(): Promise<void> {
-		const next = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
+		await this.#writeBack(reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()}));
+	}
+
+	/**
+	 * Takes `next` as this intent's record and stores it, with this tab's lease; a store that
+	 * fails is reported, not thrown: the caller is already on its way out with another error.
+	 */
+	async #writeBack(next: IntentRecord): Promise<void> {
 		this.#record = next;
 		this.#publish();
 		if (!this.#ctx.isCurrent(this)) return;
