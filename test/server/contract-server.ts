@@ -1,7 +1,7 @@
 import {AsyncLocalStorage} from 'node:async_hooks';
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http';
-import type {AddressInfo} from 'node:net';
 import {idempotency, memoryKeyStore, type FetchHandler, type KeyStore, type MemoryKeyStore} from '../../src/server.js';
+import {closeNow, listenOnLoopback} from './loopback.js';
 
 /**
  * What the server does to one request, besides honouring the contract:
@@ -143,23 +143,12 @@ export class ContractServer {
 
 	/** Listens on `port` (0: a free one) of the loopback interface; rejects when it is taken. */
 	async listen(port = 0): Promise<this> {
-		await new Promise<void>((resolve, reject) => {
-			this.#server.once('error', reject);
-			this.#server.listen(port, '127.0.0.1', () => {
-				this.#server.off('error', reject);
-				resolve();
-			});
-		});
-		const address = this.#server.address() as AddressInfo;
-		this.#url = `http://127.0.0.1:${address.port}`;
+		this.#url = await listenOnLoopback(this.#server, port);
 		return this;
 	}
 
 	async close(): Promise<void> {
-		this.#server.closeAllConnections();
-		await new Promise<void>(resolve => {
-			this.#server.close(() => resolve());
-		});
+		await closeNow(this.#server);
 	}
 
 	/** Forget every key, count and request. */

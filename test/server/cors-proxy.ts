@@ -1,5 +1,5 @@
 import {createServer, request as httpRequest, type Server} from 'node:http';
-import type {AddressInfo} from 'node:net';
+import {closeNow, listenOnLoopback} from './loopback.js';
 
 /** What the proxy's server allows a page on another origin. */
 export interface CorsPolicy {
@@ -58,17 +58,11 @@ export class CorsProxy {
 	}
 
 	async listen(): Promise<this> {
-		await new Promise<void>(resolve => {
-			this.#server.listen(0, '127.0.0.1', resolve);
-		});
-		this.#url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+		this.#url = await listenOnLoopback(this.#server);
 		return this;
 	}
 
 	async close(): Promise<void> {
-		this.#server.closeAllConnections();
-		await new Promise<void>(resolve => {
-			this.#server.close(() => resolve());
-		});
+		await closeNow(this.#server);
 	}
 }

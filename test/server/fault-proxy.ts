@@ -1,6 +1,6 @@
 import {createServer, request as httpRequest, type Server} from 'node:http';
-import type {AddressInfo} from 'node:net';
 import type {Fault} from './contract-server.js';
+import {closeNow, listenOnLoopback} from './loopback.js';
 
 /**
  * A fault-injecting HTTP proxy, to put in front of a server we did not write: it forwards
@@ -59,17 +59,11 @@ export class FaultProxy {
 	}
 
 	async listen(): Promise<this> {
-		await new Promise<void>(resolve => {
-			this.#server.listen(0, '127.0.0.1', resolve);
-		});
-		this.#url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+		this.#url = await listenOnLoopback(this.#server);
 		return this;
 	}
 
 	async close(): Promise<void> {
-		this.#server.closeAllConnections();
-		await new Promise<void>(resolve => {
-			this.#server.close(() => resolve());
-		});
+		await closeNow(this.#server);
 	}
 }

@@ -3,8 +3,8 @@
  * id (so that two executions never answer alike) and counts its executions per key.
  */
 import {createServer, type Server} from 'node:http';
-import type {AddressInfo} from 'node:net';
 import {toNodeHandler} from '../../src/server.js';
+import {closeNow, listenOnLoopback} from './loopback.js';
 
 /** The order handler and what it counted: executions per user and key (`'<authorization> <key>'`). */
 export interface Orders {
@@ -34,12 +34,11 @@ export interface Served {
 
 export async function serve(handler: (request: Request) => Promise<Response>, path = '/orders'): Promise<Served> {
 	const server: Server = createServer(toNodeHandler(handler, {onError: () => undefined}));
-	await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+	const origin = await listenOnLoopback(server);
 	return {
-		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+		url: `${origin}${path}`,
 		async close() {
-			server.closeAllConnections();
-			await new Promise(resolve => server.close(resolve));
+			await closeNow(server);
 		},
 	};
 }
