@@ -8,7 +8,12 @@ import {openPage, pageEvents, useSite} from './harness.js';
  * exposed, without them, and with a preflight that refuses the key.
  */
 
-const OPTIONS = {timeout: 300, retry: {limit: 12, baseDelay: 50, maxDelay: 200, budget: false}} as const;
+/*
+ * Full jitter draws each backoff from [0, 200 ms): twelve retries summed under the 900 ms the
+ * slow work outlasts the first attempt often enough to fail CI. Forty retries average 4 s, so
+ * running out before the work ends would take a sum eight standard deviations low.
+ */
+const OPTIONS = {timeout: 300, retry: {limit: 40, baseDelay: 50, maxDelay: 200, budget: false}} as const;
 
 // 409s ask the client to wait a second; the first attempt's work takes longer than it waits.
 const site = useSite({conflictRetryAfter: 1});

@@ -97,8 +97,8 @@ interface KeyInfo {
 	status: 'open' | 'succeeded' | 'failed' | 'dropped';
 	/** Replaced by another body as never sent (the scope table): it must never reach the server. */
 	neverSent?: boolean;
-	/** When the key was given (the pages' clock). */
-	givenAt: number;
+	/** When the key's window ends (the pages' clock), as the page stored it. */
+	expiresAt: number;
 }
 
 /** The clients' default `window`: a never-sent intent past it is replaced by a new press. */
@@ -179,13 +179,14 @@ class World {
 	 * Registers a key the user was given for (scope, body). A new key beside an open one of the
 	 * scope for another body means the scope table replaced that one as never sent.
 	 */
-	saw(key: string, scope: Scope, body: Body): void {
+	saw(key: string, scope: Scope, body: Body, expiresAt: number): void {
 		if (this.keys.has(key)) return;
 		const seen = new Set(server.keys);
 		for (const [other, info] of this.keys) {
 			if (info.status !== 'open' || info.scope !== scope) continue;
-			// Past its window and never sent, it is replaced even by the same body: a new action.
-			const expiredUnsent = info.body === body && Date.now() > info.givenAt + WINDOW_MS && !seen.has(other);
+			// Past its window (the SDK's own test: now >= expiresAt) and never sent, it is replaced
+			// even by the same body: a new action.
+			const expiredUnsent = info.body === body && Date.now() >= info.expiresAt && !seen.has(other);
 			if (info.body !== body || expiredUnsent) {
 				info.status = 'dropped';
 				info.neverSent = true;
@@ -193,7 +194,7 @@ class World {
 			}
 		}
 
-		this.keys.set(key, {scope, body, epoch: this.epoch(scope, body), status: 'open', givenAt: Date.now()});
+		this.keys.set(key, {scope, body, epoch: this.epoch(scope, body), status: 'open', expiresAt});
 	}
 
 	/**
@@ -202,12 +203,12 @@ class World {
 	 * even a press that was still being written when the user chose.
 	 */
 	learn(value: unknown, tab: Tab): void {
-		const record = value as {key?: unknown; request?: {body?: unknown}} | undefined;
+		const record = value as {key?: unknown; expiresAt?: number; request?: {body?: unknown}} | undefined;
 		if (typeof record?.key !== 'string' || typeof record.request?.body !== 'string' || this.keys.has(record.key)) return;
 		const [run, scope, body] = (JSON.parse(record.request.body) as {order: string}).order.split('/') as [string, Scope, Body];
 		if (Number(run) !== this.run) return;
 		if (tab.replacing === scope) this.drop(info => info.scope === scope);
-		this.saw(record.key, scope, body);
+		this.saw(record.key, scope, body, record.expiresAt ?? Date.now() + WINDOW_MS);
 	}
 
 	/** Lets every chain of promises that is under way finish its current step. */
@@ -279,7 +280,7 @@ const intentCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where,
 		tab.replacing = replace ? where : undefined;
 		try {
 			const intent = await tab.client.intent(where, world.request(where, what), {replace});
-			world.saw(intent.key, where, what);
+			world.saw(intent.key, where, what, intent.expiresAt);
 			tab.held.set(where, intent);
 		} catch {
 			// UnresolvedIntentError (another body may have been sent) or a failing store.
