@@ -42,6 +42,9 @@ export default defineConfig({
 					environment: 'node',
 					globalSetup: ['test/browser/global-setup.ts'],
 					fileParallelism: false,
+					// Each poll is a round trip into the page, and records are deleted 250 ms after
+					// they settle: a loaded machine needs more than the default second.
+					expect: {poll: {timeout: 5000}},
 					testTimeout: 30_000,
 					hookTimeout: 30_000,
 				},

@@ -40,6 +40,7 @@ export function describeFault(fault: Fault): string {
 		case 'drop-before': return 'drop the connection';
 		case 'slow': return 'slow work';
 		case 'rate-limit': return 'answer 429';
+		case 'hold': return 'hold the work';
 	}
 }
 

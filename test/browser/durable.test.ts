@@ -9,7 +9,12 @@ const site = useSite();
 
 describe('IndexedDB keeps the intent across a reload', () => {
 	test('a reload while the first attempt is in flight: the next page resumes it with the same key and the server works once', async () => {
-		site.server.faults.push({type: 'slow', ms: 1500});
+		// The work goes on until the test has reloaded the page and read its store.
+		let workEnds!: () => void;
+		const reloaded = new Promise<void>(resolve => {
+			workEnds = resolve;
+		});
+		site.server.faults.push({type: 'hold', until: reloaded});
 		const page = await openPage(site.context, site.server);
 		const key = await page.evaluate(async ({options, order}) => {
 			const {createClient} = await window.loadSendonce();
@@ -26,6 +31,7 @@ describe('IndexedDB keeps the intent across a reload', () => {
 		const stored = await indexedDbEntries(page);
 		expect(Object.keys(stored)).toEqual(['intent:checkout']);
 		expect(stored['intent:checkout']).toMatchObject({key, state: 'sending', attempts: 1});
+		workEnds();
 
 		const {listed, results, durable} = await page.evaluate(async options => {
 			const {createClient} = await window.loadSendonce();

@@ -164,7 +164,8 @@ describe('the service worker sends what a closed tab left', () => {
 		await fireSync(context, server.url);
 
 		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
-		expect(since(closedAt)).toEqual([expect.objectContaining({key, body: bytes, outcome: 201})]);
+		// A retry the page sent as it closed may still be counted after closedAt: the worker's is the last.
+		expect(since(closedAt).at(-1)).toMatchObject({key, body: bytes, outcome: 201});
 		expect(server.keys.every(seen => seen === key)).toBe(true);
 		expect(server.requests.every(request => request.body === bytes)).toBe(true);
 
@@ -222,7 +223,7 @@ describe('the service worker sends what a closed tab left', () => {
 		await next.goto(`${server.url}/plain`);
 
 		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
-		expect(since(closedAt)).toEqual([expect.objectContaining({key, outcome: 201})]);
+		expect(since(closedAt).at(-1)).toMatchObject({key, outcome: 201});
 		expect(server.keys.every(seen => seen === key)).toBe(true);
 		expect(await next.textContent('p')).toBe('Hello');
 	});

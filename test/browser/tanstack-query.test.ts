@@ -51,8 +51,12 @@ test('a mutation in flight, the page reloads: the intent resumes with its key, o
 	try {
 		const page = await context.newPage();
 		await page.goto(`${server.url}/`);
-		// The server does the work slowly: the reply is still on its way when the page goes.
-		server.faults.push({type: 'slow', ms: 1500});
+		// The server does the work until the page has gone: no reply reaches the first page.
+		let workEnds!: () => void;
+		const reloaded = new Promise<void>(resolve => {
+			workEnds = resolve;
+		});
+		server.faults.push({type: 'hold', until: reloaded});
 		await page.click('button');
 		await expect.poll(() => server.inFlight).toBe(1);
 		expect(await page.textContent('#status')).toBe('pending');
@@ -61,6 +65,7 @@ test('a mutation in flight, the page reloads: the intent resumes with its key, o
 		await page.reload();
 		// TanStack Query forgot the mutation; sendonce did not.
 		expect(await page.textContent('#status')).toBe('idle');
+		workEnds();
 		const resumed = page.locator(`li[data-key="${key}"]`);
 		await expect.poll(async () => resumed.getAttribute('data-status'), {timeout: 10_000}).not.toBe('pending');
 		expect(await resumed.getAttribute('data-status'), await resumed.getAttribute('title') ?? '').toBe('success');

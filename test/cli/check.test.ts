@@ -99,7 +99,7 @@ describe('against express-idempotency (npm) behind Express, a middleware we did 
 			const key = request.get('idempotency-key') ?? '';
 			executions.set(key, (executions.get(key) ?? 0) + 1);
 			// Work that takes long enough for the 20 concurrent duplicates to meet it in progress.
-			await new Promise(resolve => setTimeout(resolve, 150));
+			await new Promise(resolve => setTimeout(resolve, 500));
 			response.status(201).json({id: `ord_${++next}`, ...request.body as object});
 		});
 		const app: Server = api.listen(0, '127.0.0.1');

@@ -92,7 +92,8 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 	});
 
 	test('a slow first attempt answered with 409s while it runs: one effect', async () => {
-		const client = sendonce.createClient({...options, sha256: native.sha256, timeout: 50, store: native.asyncStorageStore(await v3Mock('rn-409'))});
+		// Forty jittered retries (0–60 ms each) outlast the 250 ms of work left beyond any doubt.
+		const client = sendonce.createClient({...options, retry: {...options.retry, limit: 40}, sha256: native.sha256, timeout: 50, store: native.asyncStorageStore(await v3Mock('rn-409'))});
 		server.faults.push({type: 'slow', ms: 300});
 		const intent = await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-2'}});
 

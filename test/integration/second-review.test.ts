@@ -174,7 +174,7 @@ test('a press in another tab just after a success with the same body is a new ac
 	expect([first.status, second.status]).toEqual(['succeeded', 'succeeded']);
 	expect(api.calls.map(call => call.key)).toEqual([first.key, second.key]);
 	expect(second.key).not.toBe(first.key);
-});
+}, 15_000); // Tab B waits out a poll and the owner's grace (1.5 s) before it sends.
 
 describe('a failed intent whose record cannot be deleted', () => {
 	const refusing = () => quickApi(() => Response.json({error: 'insufficient funds'}, {status: 400}));

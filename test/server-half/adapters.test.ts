@@ -66,18 +66,23 @@ describe('expressIdempotency', () => {
 	function app(options: Parameters<typeof expressIdempotency>[0], parser = true) {
 		const effects: unknown[] = [];
 		const started = {count: 0};
+		// A route with `wait` answers once the test opens this.
+		let open!: () => void;
+		const opened = new Promise<void>(resolve => {
+			open = resolve;
+		});
 		const api = express();
 		const middleware = [...(parser ? [express.json()] : []), expressIdempotency({store: memoryKeyStore(), ...options})];
 		api.post('/orders', ...middleware, (request, response) => {
-			const body = request.body as {order?: number; fail?: boolean; wait?: number};
+			const body = request.body as {order?: number; fail?: boolean; wait?: boolean};
 			started.count++;
 			if (body.fail) throw new Error('route failed');
 			effects.push(body);
 			const reply = () => response.status(201).set('location', `/orders/${effects.length}`).json({id: effects.length, key: response.locals.idempotencyKey as unknown});
-			if (body.wait) setTimeout(reply, body.wait);
+			if (body.wait) void opened.then(reply);
 			else reply();
 		});
-		return {api, effects, started};
+		return {api, effects, started, open};
 	}
 
 	test('the route runs once; a duplicate gets its status, location and body replayed', async () => {
@@ -95,18 +100,19 @@ describe('expressIdempotency', () => {
 	});
 
 	test('400 without a key when required, 422 for another body, 409 while the route runs', async () => {
-		const {api, effects, started} = app({required: true});
+		const {api, effects, started, open} = app({required: true});
 		const url = await listen(createServer(api));
 		expect((await post(`${url}/orders`, undefined, {order: 1})).status).toBe(400);
 
-		const slow = post(`${url}/orders`, 'e-2', {order: 2, wait: 200});
+		const slow = post(`${url}/orders`, 'e-2', {order: 2, wait: true});
 		// The duplicate is sent once the first has claimed the key and its route is running.
 		await vi.waitFor(() => {
 			expect(started.count).toBe(1);
 		});
-		const duplicate = await post(`${url}/orders`, 'e-2', {order: 2, wait: 200});
+		const duplicate = await post(`${url}/orders`, 'e-2', {order: 2, wait: true});
 		expect(duplicate.status).toBe(409);
 		expect(duplicate.headers.get('retry-after')).toBe('1');
+		open();
 		expect((await slow).status).toBe(201);
 		expect((await post(`${url}/orders`, 'e-2', {order: 3})).status).toBe(422);
 		expect(effects).toHaveLength(1);

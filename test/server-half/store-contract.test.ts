@@ -6,7 +6,7 @@ import {storeKinds, type OpenStore} from './stores.js';
 // Short leases against the real engines where a test waits one out (their clocks cannot be
 // faked), and long ones everywhere else, so that a busy machine cannot end a claim early.
 const LEASE = 250;
-const TTL = 800;
+const TTL = 2000;
 const LONG = 30_000;
 
 const answer: StoredAnswer = {

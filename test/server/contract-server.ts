@@ -18,6 +18,8 @@ export type Fault =
 	| {type: 'error-before'; status?: number}
 	| {type: 'drop-before'}
 	| {type: 'slow'; ms?: number}
+	/** The work, once claimed, waits for `until`: a test says when it ends, whatever the load. */
+	| {type: 'hold'; until: Promise<unknown>}
 	| {type: 'rate-limit'; seconds?: number | string};
 
 /** One request as the server saw it. */
@@ -242,6 +244,7 @@ export class ContractServer {
 		const workMs = fault?.type === 'slow' ? fault.ms ?? 300 : this.#options.workMs ?? 0;
 		this.inFlight++;
 		if (workMs > 0) await new Promise(resolve => setTimeout(resolve, workMs));
+		if (fault?.type === 'hold') await fault.until;
 		const stored = this.#work(pending.body, key);
 		this.inFlight--;
 		pending.worked = true;

@@ -8,7 +8,7 @@ import {orders} from '../orders.js';
 import type {TestServer} from '../honest.js';
 
 /** How long the work takes: long enough for concurrent duplicates to overlap it. */
-const WORK_MS = 50;
+const WORK_MS = 300;
 
 export function nonAtomic(): TestServer {
 	const created = orders();
