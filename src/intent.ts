@@ -639,6 +639,7 @@ export class Intent<Data = unknown> {
 
 	async #expire(): Promise<IntentResult> {
 		if (this.#prior) await this.#rollBack();
+		await this.#catchUp();
 		const action: IntentAction | undefined = this.#record.state === 'expired' ? undefined : {type: 'expire', at: Date.now()};
 		return this.#finish(action, {
 			status: 'expired',
@@ -646,6 +647,17 @@ export class Intent<Data = unknown> {
 			attempts: this.attempts,
 			mayHaveBeenSent: mayHaveBeenSent('expired', this.attempts),
 		});
+	}
+
+	/**
+	 * Takes in the stored record when another tab made more attempts than this page knows of:
+	 * an intent this page held from before, expired now, may have been sent from elsewhere
+	 * meanwhile, and must not be stored, nor reported, as never sent.
+	 */
+	async #catchUp(): Promise<void> {
+		if (!this.#ctx.isCurrent(this)) return;
+		const stored = await this.#ctx.records.read(this.scope).catch(() => undefined);
+		if (stored?.key === this.key && stored.attempts > this.attempts && !isSettled(stored.state)) this.#observe(stored);
 	}
 
 	/**
@@ -675,7 +687,8 @@ export class Intent<Data = unknown> {
 			this.#deleting = records.removeSoon(this.scope, this.key);
 		} else if (current && action && !isSettled(next.state)) {
 			try {
-				await records.change(this.scope, this.key, () => this.#withLease(next));
+				// Attempts never go down in the store: one it counted may have reached the server.
+				await records.change(this.scope, this.key, stored => this.#withLease(stored.attempts > next.attempts ? {...next, attempts: stored.attempts} : next));
 			} catch (error) {
 				emit({type: 'store-error', key: this.key, scope: this.scope, error});
 			}

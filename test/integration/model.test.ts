@@ -99,6 +99,8 @@ interface KeyInfo {
 	neverSent?: boolean;
 	/** When the key's window ends (the pages' clock), as the page stored it. */
 	expiresAt: number;
+	/** A page stored it as expired. */
+	expired?: boolean;
 }
 
 /** The clients' default `window`: a never-sent intent past it is replaced by a new press. */
@@ -184,9 +186,9 @@ class World {
 		const seen = new Set(server.keys);
 		for (const [other, info] of this.keys) {
 			if (info.status !== 'open' || info.scope !== scope) continue;
-			// Past its window (the SDK's own test: now >= expiresAt) and never sent, it is replaced
-			// even by the same body: a new action.
-			const expiredUnsent = info.body === body && Date.now() >= info.expiresAt && !seen.has(other);
+			// Expired (the SDK's own test: stored as expired, or now >= expiresAt) and never sent,
+			// it is replaced even by the same body: a new action.
+			const expiredUnsent = info.body === body && (info.expired === true || Date.now() >= info.expiresAt) && !seen.has(other);
 			if (info.body !== body || expiredUnsent) {
 				info.status = 'dropped';
 				info.neverSent = true;
@@ -203,8 +205,12 @@ class World {
 	 * even a press that was still being written when the user chose.
 	 */
 	learn(value: unknown, tab: Tab): void {
-		const record = value as {key?: unknown; expiresAt?: number; request?: {body?: unknown}} | undefined;
-		if (typeof record?.key !== 'string' || typeof record.request?.body !== 'string' || this.keys.has(record.key)) return;
+		const record = value as {key?: unknown; state?: string; expiresAt?: number; request?: {body?: unknown}} | undefined;
+		if (typeof record?.key !== 'string' || typeof record.request?.body !== 'string') return;
+		const known = this.keys.get(record.key);
+		// Stored as expired (past its window, or made by a clock that ran fast): never sent, a new press replaces it.
+		if (known && record.state === 'expired') known.expired = true;
+		if (known) return;
 		const [run, scope, body] = (JSON.parse(record.request.body) as {order: string}).order.split('/') as [string, Scope, Body];
 		if (Number(run) !== this.run) return;
 		if (tab.replacing === scope) this.drop(info => info.scope === scope);

@@ -496,3 +496,27 @@ describe('clocks that lie (11)', () => {
 		expect(await store.get('intent:checkout')).toMatchObject({state: 'expired'});
 	});
 });
+
+describe('an intent held from before, sent meanwhile by another tab', () => {
+	test('past its window, send() expires it as possibly sent: the same press later joins it, never a second key', async () => {
+		const store = {...memoryStore(), shared: true};
+		const held = await createClient({...fast, store}).intent('checkout', {url: orders(), json: {order: 'held-1'}});
+		// Another tab sends it; the work is done, the reply lost, its retries run out.
+		server.faults.push({type: 'lose-reply'}, {type: 'error-before', status: 503});
+		const other = createClient({...fast, store, retry: {...fast.retry, limit: 2}});
+		expect(await (await other.get('checkout'))!.send()).toMatchObject({status: 'unresolved', attempts: 2});
+		vi.useFakeTimers({toFake: ['Date']});
+		vi.setSystemTime(Date.now() + 25 * 3_600_000);
+
+		// The first page still holds the intent as it was: pending, never attempted.
+		expect(held.attempts).toBe(0);
+		expect(await held.send()).toMatchObject({status: 'expired', attempts: 2, mayHaveBeenSent: true});
+		expect(await store.get('intent:checkout')).toMatchObject({key: held.key, state: 'expired', attempts: 2});
+
+		// The user presses again with the same order: not a new action with a new key.
+		const again = await createClient({...fast, store}).send('checkout', {url: orders(), json: {order: 'held-1'}});
+		expect(again).toMatchObject({status: 'expired', key: held.key, mayHaveBeenSent: true});
+		expect(new Set(server.keys)).toEqual(new Set([held.key]));
+		expect(server.effects.get('held-1')).toBe(1);
+	});
+});
