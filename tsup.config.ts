@@ -5,9 +5,9 @@ import {defineConfig} from 'tsup';
 export default defineConfig({
 	entry: {
 		index: 'src/index.ts',
-		react: 'src/react.ts',
-		vue: 'src/vue.ts',
-		'react-native': 'src/react-native.ts',
+		react: 'src/bindings/react.ts',
+		vue: 'src/bindings/vue.ts',
+		'react-native': 'src/bindings/react-native.ts',
 		server: 'src/server.ts',
 		'server/redis': 'src/server/redis.ts',
 		'server/postgres': 'src/server/postgres.ts',

@@ -109,7 +109,7 @@ export async function browserOverhead(browser: Browser, url: string, {intents, w
 	return {rows, transactions, ratio: {ky: spread(ratios.ky), fetch: spread(ratios.fetch)}, rounds};
 }
 
-import {RESUME_CONCURRENCY} from '../src/client.js';
+import {RESUME_CONCURRENCY} from '../src/core/client.js';
 
 /** How many intents `client.resume()` sends at once. */
 export {RESUME_CONCURRENCY};

@@ -40,7 +40,10 @@ export const BUDGETS = {
 /** The entries measured on top of the core, when their source exists. */
 const ON_TOP = ['react', 'vue', 'react-native', 'ky', 'axios', 'tanstack-query'] as const;
 /** Entries whose source is not `src/<name>.ts`. */
-const SOURCES: Partial<Record<string, string>> = {ky: 'integrations/ky', axios: 'integrations/axios', 'tanstack-query': 'integrations/tanstack-query'};
+const SOURCES: Partial<Record<string, string>> = {
+	react: 'bindings/react', vue: 'bindings/vue', 'react-native': 'bindings/react-native',
+	ky: 'integrations/ky', axios: 'integrations/axios', 'tanstack-query': 'integrations/tanstack-query',
+};
 type OnTop = typeof ON_TOP[number];
 
 export interface SizeReport {

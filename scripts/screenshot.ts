@@ -12,7 +12,7 @@ import {fileURLToPath} from 'node:url';
 import {chromium} from 'playwright-core';
 import {build} from 'vite';
 import {startDemoServer, type DemoStats} from '../examples/server/demo-server.js';
-import {messages} from '../src/react.js';
+import {messages} from '../src/bindings/react.js';
 
 const OUT = fileURLToPath(new URL('../docs/unresolved.png', import.meta.url));
 

@@ -1,16 +1,16 @@
-export {createClient, createFetch} from './client.js';
-export type {StandardSchemaV1} from './standard-schema.js';
-export {Intent} from './intent.js';
+export {createClient, createFetch} from './core/client.js';
+export type {StandardSchemaV1} from './core/standard-schema.js';
+export {Intent} from './core/intent.js';
 export {memoryStore} from './stores/memory.js';
 export {indexedDbStore} from './stores/indexeddb.js';
 export {sessionStore} from './stores/session.js';
-export {SendOnceError, isSendOnceError, type SendOnceErrorCode} from './errors/send-once-error.js';
-export {InvalidRequestError} from './errors/invalid-request-error.js';
-export {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
-export {StoreError, type StoreErrorCode} from './errors/store-error.js';
-export {KeyGenerationError} from './errors/key-generation-error.js';
-export {OutcomeUnknownError} from './errors/outcome-unknown-error.js';
-export {RequestRefusedError} from './errors/request-refused-error.js';
+export {SendOnceError, isSendOnceError, type SendOnceErrorCode} from './core/errors/send-once-error.js';
+export {InvalidRequestError} from './core/errors/invalid-request-error.js';
+export {UnresolvedIntentError} from './core/errors/unresolved-intent-error.js';
+export {StoreError, type StoreErrorCode} from './core/errors/store-error.js';
+export {KeyGenerationError} from './core/errors/key-generation-error.js';
+export {OutcomeUnknownError} from './core/errors/outcome-unknown-error.js';
+export {RequestRefusedError} from './core/errors/request-refused-error.js';
 export type {
 	ClientOptions,
 	Classification,
@@ -30,5 +30,5 @@ export type {
 	SendOptions,
 	StoreOption,
 	UnresolvedReason,
-} from './types.js';
-export type {SendOnceClient} from './client-api.js';
+} from './core/types.js';
+export type {SendOnceClient} from './core/client-api.js';

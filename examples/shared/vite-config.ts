@@ -16,6 +16,9 @@ export function exampleConfig(root: URL, plugin: PluginOption): UserConfig {
 		resolve: {
 			alias: [
 				{find: /^sendonce$/, replacement: `${source}index.ts`},
+				// As tsconfig.json's `paths`: the bindings and integrations live in their layers.
+				{find: /^sendonce\/(react|vue|react-native)$/, replacement: `${source}bindings/$1.ts`},
+				{find: /^sendonce\/(ky|axios|tanstack-query)$/, replacement: `${source}integrations/$1.ts`},
 				{find: /^sendonce\/(.+)$/, replacement: `${source}$1.ts`},
 			],
 		},

@@ -1,6 +1,6 @@
 import axios, {type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig} from 'axios';
-import type {IntentInit} from '../types.js';
-import type {SendOnceClient} from '../client-api.js';
+import type {IntentInit} from '../core/types.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
 declare module 'axios' {
 	interface AxiosRequestConfig {

@@ -1,7 +1,7 @@
 import type {BeforeRequestHook, BeforeRetryHook, Options, ShouldRetryState} from 'ky';
-import {isSendOnceError} from '../errors/send-once-error.js';
-import type {IntentInit} from '../types.js';
-import type {SendOnceClient} from '../client-api.js';
+import {isSendOnceError} from '../core/errors/send-once-error.js';
+import type {IntentInit} from '../core/types.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
 declare module 'ky' {
 	interface Options {

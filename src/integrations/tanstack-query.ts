@@ -1,9 +1,9 @@
 import type {MutationFunction, MutationKey, QueryClient} from '@tanstack/query-core';
-import {OutcomeUnknownError} from '../errors/outcome-unknown-error.js';
-import {RequestRefusedError} from '../errors/request-refused-error.js';
-import type {Intent} from '../intent.js';
-import type {IntentOptions, IntentRequest} from '../types.js';
-import type {SendOnceClient} from '../client-api.js';
+import {OutcomeUnknownError} from '../core/errors/outcome-unknown-error.js';
+import {RequestRefusedError} from '../core/errors/request-refused-error.js';
+import type {Intent} from '../core/intent.js';
+import type {IntentOptions, IntentRequest} from '../core/types.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
 /**
  * What {@link intentMutation} needs: which intent a mutation's variables are, and its request.

@@ -1,5 +1,5 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
-import {canonicalJson} from '../serialize.js';
+import {canonicalJson} from '../core/serialize.js';
 import {idempotency} from './idempotency.js';
 import {readBody, sendResponse, toRequest, type NodeRequest} from './node.js';
 import type {IdempotencyOptions} from './options.js';

@@ -1,4 +1,4 @@
-import {canonicalJson} from '../serialize.js';
+import {canonicalJson} from '../core/serialize.js';
 import {sha256Hex} from './web-crypto.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

@@ -1,4 +1,4 @@
-import type {IntentStore} from '../types.js';
+import type {IntentStore} from '../core/types.js';
 
 /**
  * The parts of `@react-native-async-storage/async-storage` this store uses: the classic API

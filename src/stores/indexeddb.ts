@@ -1,5 +1,5 @@
 import {clear, createStore, del, entries, get, promisifyRequest, set, type UseStore} from 'idb-keyval';
-import type {IntentStore} from '../types.js';
+import type {IntentStore} from '../core/types.js';
 
 /** sendonce's own database, never idb-keyval's shared `keyval-store`. */
 const DATABASE = 'sendonce';

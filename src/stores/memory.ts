@@ -1,4 +1,4 @@
-import type {IntentStore} from '../types.js';
+import type {IntentStore} from '../core/types.js';
 
 /**
  * A deep copy, so that nothing outside the store can change a stored record. Records are plain

@@ -1,5 +1,5 @@
-import {StoreError} from '../errors/store-error.js';
-import type {IntentStore, SendOnceEvent, StoreOption} from '../types.js';
+import {StoreError} from '../core/errors/store-error.js';
+import type {IntentStore, SendOnceEvent, StoreOption} from '../core/types.js';
 import {memoryStore} from './memory.js';
 import {probe, roundTrip} from './probe.js';
 

@@ -1,4 +1,4 @@
-import type {IntentStore} from '../types.js';
+import type {IntentStore} from '../core/types.js';
 
 /** Every key sendonce writes to sessionStorage starts with this; other keys are the app's. */
 const PREFIX = 'sendonce:';

@@ -1,4 +1,4 @@
-import type {SendOnceEvent} from '../types.js';
+import type {SendOnceEvent} from '../core/types.js';
 import {SEND_TYPE, SYNC_TAG} from './names.js';
 
 interface WorkerContainer {

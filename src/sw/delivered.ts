@@ -1,4 +1,4 @@
-import type {IntentStore} from '../types.js';
+import type {IntentStore} from '../core/types.js';
 
 /** The longest a send waits for its notes to be written before it lets the worker stop. */
 const NOTE_WAIT_MS = 5000;

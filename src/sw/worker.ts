@@ -1,7 +1,7 @@
-import {INDETERMINATE_STATUSES} from '../classify.js';
-import {createClient} from '../client.js';
+import {INDETERMINATE_STATUSES} from '../core/classify.js';
+import {createClient} from '../core/client.js';
 import {indexedDbStore} from '../stores/indexeddb.js';
-import type {ClientOptions, IntentResult, SendOnceEvent} from '../types.js';
+import type {ClientOptions, IntentResult, SendOnceEvent} from '../core/types.js';
 import {keepDelivered} from './delivered.js';
 import {MESSAGE_TYPE, SEND_TYPE, SYNC_TAG} from './names.js';
 

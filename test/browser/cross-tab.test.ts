@@ -1,6 +1,6 @@
 import type {Page} from 'playwright-core';
 import {afterEach, describe, expect, test} from 'vitest';
-import {LEASE_MS} from '../../src/cross-tab.js';
+import {LEASE_MS} from '../../src/core/cross-tab.js';
 import type {Intent, IntentResult, SendOnceClient} from '../../src/index.js';
 import {indexedDbEntries, openPage, pageEvents, useSite} from './harness.js';
 

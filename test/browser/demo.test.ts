@@ -14,7 +14,7 @@ import type {Browser, BrowserContext, Page} from 'playwright-core';
 import {build} from 'vite';
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
 import {refusal, SLOW_MS, startDemoServer, type DemoServer, type DemoStats, type LoggedRequest} from '../../examples/server/demo-server.js';
-import {messages} from '../../src/react.js';
+import {messages} from '../../src/bindings/react.js';
 import {fireSync, launchBrowser} from './harness.js';
 
 type Example = 'react' | 'vue';

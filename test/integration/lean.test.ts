@@ -1,6 +1,6 @@
 import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
 import {createClient, memoryStore, type ClientOptions, type IntentStore} from '../../src/index.js';
-import {Records} from '../../src/records.js';
+import {Records} from '../../src/core/records.js';
 import {startContractServer, type ContractServer} from '../server/contract-server.js';
 
 /** A valid version-1 record, for a store filled by hand. */

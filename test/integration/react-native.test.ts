@@ -5,7 +5,7 @@ import {startContractServer, type ContractServer} from '../server/contract-serve
 // What Hermes (React Native's engine) lacks, removed before sendonce and ky are loaded:
 // ky 1.x once crashed on Hermes over exactly these.
 type Sendonce = typeof import('../../src/index.js');
-type ReactNative = typeof import('../../src/react-native.js');
+type ReactNative = typeof import('../../src/bindings/react-native.js');
 const removed: Array<[object, PropertyKey, PropertyDescriptor | undefined]> = [];
 function remove(target: object, name: PropertyKey): void {
 	removed.push([target, name, Object.getOwnPropertyDescriptor(target, name)]);
@@ -29,7 +29,7 @@ beforeAll(async () => {
 	for (const name of ['BroadcastChannel', 'structuredClone', 'indexedDB', 'navigator', 'sessionStorage']) remove(globalThis, name);
 	vi.resetModules();
 	sendonce = await import('../../src/index.js');
-	native = await import('../../src/react-native.js');
+	native = await import('../../src/bindings/react-native.js');
 });
 
 afterAll(async () => {
@@ -48,14 +48,14 @@ function classicMock() {
 	vi.stubGlobal('jest', {fn: vi.fn});
 	const mock = require('@react-native-async-storage/async-storage/jest/async-storage-mock') as {
 		__INTERNAL_MOCK_STORAGE__: Record<string, string>;
-	} & import('../../src/react-native.js').AsyncStorageLike;
+	} & import('../../src/bindings/react-native.js').AsyncStorageLike;
 	mock.__INTERNAL_MOCK_STORAGE__ = {};
 	return mock;
 }
 
 /** v3's official mock (`getMany`/`removeMany`), one fresh database per call. */
 async function v3Mock(name: string) {
-	const {createAsyncStorage} = await import('async-storage-v3/jest') as {createAsyncStorage: (name: string) => import('../../src/react-native.js').AsyncStorageLike};
+	const {createAsyncStorage} = await import('async-storage-v3/jest') as {createAsyncStorage: (name: string) => import('../../src/bindings/react-native.js').AsyncStorageLike};
 	return createAsyncStorage(name);
 }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
-import {backoffDelay} from '../../src/backoff.js';
+import {backoffDelay} from '../../src/core/backoff.js';
 import {createClient} from '../../src/index.js';
 import {drive, eventLog, flush, status, testStore, until, URL_ORDERS, useMsw} from './helpers.js';
 

@@ -1,6 +1,6 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
-import {createRetryBudget, NO_RETRY_INCREMENT, RETRY_COST, TIMEOUT_RETRY_COST} from '../../src/budget.js';
+import {createRetryBudget, NO_RETRY_INCREMENT, RETRY_COST, TIMEOUT_RETRY_COST} from '../../src/core/budget.js';
 import {createClient, type ClientOptions, type SendOnceClient} from '../../src/index.js';
 import {drive, networkError, status, testStore, URL_ORDERS, useMsw} from './helpers.js';
 

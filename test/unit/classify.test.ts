@@ -1,6 +1,6 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
-import {classify, type Answer} from '../../src/classify.js';
+import {classify, type Answer} from '../../src/core/classify.js';
 import {createClient, type ClientOptions} from '../../src/index.js';
 import {drive, FAST, networkError, status, testStore, URL_ORDERS, useMsw} from './helpers.js';
 

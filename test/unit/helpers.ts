@@ -1,7 +1,7 @@
 import {http, HttpResponse} from 'msw';
 import {setupServer} from 'msw/node';
 import {afterAll, afterEach, beforeAll, vi} from 'vitest';
-import type {IntentRecord} from '../../src/record.js';
+import type {IntentRecord} from '../../src/core/record.js';
 import type {IntentStore, SendOnceEvent} from '../../src/index.js';
 
 export const URL_ORDERS = 'https://api.test/orders';

@@ -29,8 +29,20 @@ describe('the runtime import graph of src/', () => {
 	const edges = graph();
 
 	test('reads every file and its relative imports', () => {
-		expect(edges.get('index.ts')).toContain('client.ts');
-		expect(edges.get('server/express.ts')).toContain('serialize.ts');
+		expect(edges.get('index.ts')).toContain('core/client.ts');
+		expect(edges.get('server/express.ts')).toContain('core/serialize.ts');
+		expect(edges.get('bindings/react.ts')).toContain('bindings/intent-observer.ts');
+	});
+
+	test('the core imports no layer built on it: bindings, integrations, the service worker, the server half, the CLI', () => {
+		const above = ['bindings/', 'integrations/', 'sw/', 'server/', 'cli/'];
+		const offending = [...edges].flatMap(([file, targets]) => (file.startsWith('core/') ? targets.filter(target => above.some(layer => target.startsWith(layer))).map(target => `${file} → ${target}`) : []));
+		expect(offending).toEqual([]);
+	});
+
+	test('every source file sits in a layer; only the package\'s entry points are at the top', () => {
+		const top = [...edges.keys()].filter(file => !file.includes('/')).sort();
+		expect(top).toEqual(['index.ts', 'server.ts', 'sw.ts']);
 	});
 
 	test('the browser core and its bindings never import the server half', () => {

@@ -1,8 +1,8 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
-import {sha256} from '../../src/react-native.js';
+import {sha256} from '../../src/bindings/react-native.js';
 import {createClient, KeyGenerationError} from '../../src/index.js';
-import {checkKey, formatKey, randomKey} from '../../src/key.js';
+import {checkKey, formatKey, randomKey} from '../../src/core/key.js';
 import {drive, testStore, URL_ORDERS, useMsw} from './helpers.js';
 
 const {api} = useMsw();

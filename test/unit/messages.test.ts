@@ -1,6 +1,6 @@
 import {describe, expect, test} from 'vitest';
 import type {IntentResult} from '../../src/index.js';
-import {messages} from '../../src/messages.js';
+import {messages} from '../../src/core/messages.js';
 
 const unresolved = (fields: Partial<Extract<IntentResult, {status: 'unresolved'}>>): IntentResult => ({
 	status: 'unresolved', key: 'k', reason: 'exhausted', error: undefined, attempts: 3, mayHaveBeenSent: true, ...fields,

@@ -1,7 +1,7 @@
 import ky from 'ky';
 import {describe, expect, test} from 'vitest';
 import {createClient, type ClientOptions} from '../../src/index.js';
-import {DEFAULTS, normalizeOptions} from '../../src/options.js';
+import {DEFAULTS, normalizeOptions} from '../../src/core/options.js';
 import {testStore} from './helpers.js';
 
 /** Options as a careless caller (plain JavaScript) might pass them. */

@@ -8,7 +8,7 @@ test('importing sendonce/react and rendering on the server touch no browser glob
 	expect(typeof window).toBe('undefined');
 	const touched = trapBrowserGlobals();
 	vi.resetModules();
-	const {useIntent, messages} = await import('../../src/react.js');
+	const {useIntent, messages} = await import('../../src/bindings/react.js');
 	function Form() {
 		const {state, mayHaveBeenSent} = useIntent('contact-form');
 		return createElement('p', null, state, mayHaveBeenSent ? messages.mayHaveBeenSent : '');

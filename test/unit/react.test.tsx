@@ -3,7 +3,7 @@ import {act, cleanup, fireEvent, render, screen, waitFor} from '@testing-library
 import {StrictMode, useState} from 'react';
 import {afterEach, describe, expect, test, vi} from 'vitest';
 import {createClient, memoryStore, type ClientOptions, type IntentStore, type SendOnceClient} from '../../src/index.js';
-import {messages, SendOnceProvider, useIntent} from '../../src/react.js';
+import {messages, SendOnceProvider, useIntent} from '../../src/bindings/react.js';
 import {contact, fakeApi, held, URL_CONTACT} from './fake-api.js';
 
 const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import {describe, expect, expectTypeOf, test} from 'vitest';
 import * as z from 'zod/mini';
-import {parseRecord, type IntentRecord} from '../../src/record.js';
+import {parseRecord, type IntentRecord} from '../../src/core/record.js';
 
 /*
  * The hand-written guard replaced a zod/mini schema (issue 12): it must accept and refuse

@@ -1,7 +1,7 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient, type ClientOptions} from '../../src/index.js';
-import type {IntentRecord} from '../../src/record.js';
+import type {IntentRecord} from '../../src/core/record.js';
 import {drive, eventLog, FAST, status, testStore, URL_ORDERS, useMsw, type TestStore} from './helpers.js';
 
 const {api} = useMsw();

@@ -1,7 +1,7 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient} from '../../src/index.js';
-import {parseRetryAfter} from '../../src/retry-after.js';
+import {parseRetryAfter} from '../../src/core/retry-after.js';
 import {drive, eventLog, flush, status, testStore, until, URL_ORDERS, useMsw} from './helpers.js';
 
 const {api} = useMsw();

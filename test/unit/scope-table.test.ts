@@ -1,7 +1,7 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient, isSendOnceError, UnresolvedIntentError, type ClientOptions, type Intent} from '../../src/index.js';
-import type {IntentRecord} from '../../src/record.js';
+import type {IntentRecord} from '../../src/core/record.js';
 import {drive, eventLog, flush, status, testStore, until, URL_ORDERS, useMsw, type TestStore} from './helpers.js';
 
 const {api} = useMsw();

@@ -1,7 +1,7 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient, InvalidRequestError, type IntentRequest} from '../../src/index.js';
-import {canonicalJson, MAX_BODY_BYTES, prepareRequest} from '../../src/serialize.js';
+import {canonicalJson, MAX_BODY_BYTES, prepareRequest} from '../../src/core/serialize.js';
 import {drive, FAST, status, testStore, URL_ORDERS, useMsw} from './helpers.js';
 
 const {api} = useMsw();

@@ -1,10 +1,10 @@
 import {createHash} from 'node:crypto';
 import fc from 'fast-check';
 import {afterEach, describe, expect, test, vi} from 'vitest';
-import {fingerprint} from '../../src/fingerprint.js';
+import {fingerprint} from '../../src/core/fingerprint.js';
 import {createClient} from '../../src/index.js';
-import {sha256} from '../../src/react-native.js';
-import {sha256Hex, utf8} from '../../src/sha256.js';
+import {sha256} from '../../src/bindings/react-native.js';
+import {sha256Hex, utf8} from '../../src/core/sha256.js';
 import {testStore, URL_ORDERS} from './helpers.js';
 
 const realCrypto = globalThis.crypto;

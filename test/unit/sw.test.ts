@@ -1,7 +1,7 @@
 import {IDBFactory} from 'fake-indexeddb';
 import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
 import {createClient, indexedDbStore} from '../../src/index.js';
-import type {IntentRecord} from '../../src/record.js';
+import type {IntentRecord} from '../../src/core/record.js';
 import {installSendOnce} from '../../src/sw.js';
 import {keepDelivered} from '../../src/sw/delivered.js';
 

@@ -13,7 +13,7 @@ test('importing sendonce/vue and rendering on the server touch no browser global
 	expect(typeof window).toBe('undefined');
 	const touched = trapBrowserGlobals();
 	vi.resetModules();
-	const {useIntent, messages} = await import('../../src/vue.js');
+	const {useIntent, messages} = await import('../../src/bindings/vue.js');
 	expect(touched).toEqual([]);
 
 	const Form = defineComponent({

@@ -3,8 +3,8 @@ import {enableAutoUnmount, mount, type VueWrapper} from '@vue/test-utils';
 import {afterEach, describe, expect, test, vi} from 'vitest';
 import {defineComponent, effectScope, h, ref, type PropType} from 'vue';
 import {createClient, memoryStore, type ClientOptions, type IntentStore, type SendOnceClient} from '../../src/index.js';
-import {messages as reactMessages} from '../../src/react.js';
-import {messages, provideSendOnce, sendOnceKey, useIntent} from '../../src/vue.js';
+import {messages as reactMessages} from '../../src/bindings/react.js';
+import {messages, provideSendOnce, sendOnceKey, useIntent} from '../../src/bindings/vue.js';
 import {contact, fakeApi, held, URL_CONTACT} from './fake-api.js';
 
 const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;

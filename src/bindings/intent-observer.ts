@@ -1,10 +1,10 @@
-import {createClient} from './client.js';
-import {isSendOnceError} from './errors/send-once-error.js';
-import type {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
-import type {Intent} from './intent.js';
-import {isResumable} from './state.js';
-import type {IntentOptions, IntentRequest, IntentResult, IntentState} from './types.js';
-import type {SendOnceClient} from './client-api.js';
+import {createClient} from '../core/client.js';
+import {isSendOnceError} from '../core/errors/send-once-error.js';
+import type {UnresolvedIntentError} from '../core/errors/unresolved-intent-error.js';
+import type {Intent} from '../core/intent.js';
+import {isResumable} from '../core/state.js';
+import type {IntentOptions, IntentRequest, IntentResult, IntentState} from '../core/types.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
 /**
  * `send()` was given a different body while the scope's intent may already have been sent.

@@ -1,9 +1,9 @@
 import {createContext, createElement, useContext, useMemo, useSyncExternalStore, type ReactNode} from 'react';
 import {defaultClient, IntentObserver, type IntentActions, type IntentView} from './intent-observer.js';
-import type {SendOnceClient} from './client-api.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
 // The copy is shared with the Vue binding; it is part of this entry's public exports.
-export {messages, type Messages} from './messages.js';
+export {messages, type Messages} from '../core/messages.js';
 export type {IntentActions, IntentConflict, IntentView} from './intent-observer.js';
 
 /**

@@ -1,6 +1,6 @@
-import type {SendOnceClient} from './client-api.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
-export {asyncStorageStore, type AsyncStorageLike} from './stores/async-storage.js';
+export {asyncStorageStore, type AsyncStorageLike} from '../stores/async-storage.js';
 
 /**
  * SHA-256 in plain JavaScript, for runtimes without Web Crypto's `subtle`: React Native's
@@ -14,7 +14,7 @@ export {asyncStorageStore, type AsyncStorageLike} from './stores/async-storage.j
  *
  * const client = createClient({store: asyncStorageStore(AsyncStorage), sha256});
  */
-export {sha256Hex as sha256} from './sha256.js';
+export {sha256Hex as sha256} from '../core/sha256.js';
 
 /**
  * The part of React Native's `AppState` used here.

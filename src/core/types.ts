@@ -51,7 +51,7 @@ export interface IntentRequest<Data = unknown> {
 }
 
 /**
- * Where an intent is in its life. See `src/state.ts` for the transitions.
+ * Where an intent is in its life. See `src/core/state.ts` for the transitions.
  *
  * @example
  * import type {IntentState} from 'sendonce';

@@ -1,9 +1,9 @@
 import {computed, getCurrentInstance, getCurrentScope, hasInjectionContext, inject, isRef, onMounted, onScopeDispose, provide, shallowRef, toValue, watch, type InjectionKey, type MaybeRefOrGetter, type Ref} from 'vue';
 import {defaultClient, IntentObserver, VIEW_FIELDS, type IntentActions, type IntentView} from './intent-observer.js';
-import type {SendOnceClient} from './client-api.js';
+import type {SendOnceClient} from '../core/client-api.js';
 
 // The same copy as the React binding's, from one framework-free module.
-export {messages, type Messages} from './messages.js';
+export {messages, type Messages} from '../core/messages.js';
 export type {IntentActions, IntentConflict, IntentView} from './intent-observer.js';
 
 /**
