@@ -168,9 +168,11 @@ class Client implements SendOnceClient, IntentContext {
 		const {intent, result, created} = await this.#sendNow(scope, request, replace, signal);
 		if (result.status === 'unresolved' && result.reason === 'aborted' && !result.mayHaveBeenSent && signal?.aborted) {
 			// As fetch does: an abort before anything left is an AbortError, and this call leaves
-			// nothing behind. A stored intent it joined was someone else's: it stays.
-			if (created) await intent.discard();
-			throw signal.reason;
+			// nothing behind. A stored intent it joined was someone else's: it stays. One another
+			// tab sent once this one let go may have reached the server: it stays, and says so.
+			const sentElsewhere = created ? await intent.discardUnsent() : undefined;
+			if (!sentElsewhere) throw signal.reason;
+			throw new OutcomeUnknownError(intent, {...result, attempts: sentElsewhere.attempts, mayHaveBeenSent: true});
 		}
 
 		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseText, intent.url);
@@ -220,7 +222,10 @@ class Client implements SendOnceClient, IntentContext {
 					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state))
 						// Past its window and never sent: nothing can have happened, and it may never be sent.
 						|| (current.attempts === 0 && (current.state === 'expired' || Date.now() >= current.expiresAt)));
-					created = !(current && !isSettled(current.state) && !settledHere && !replace
+					// The service worker delivered the intent this page still shows: the press joins it.
+					const deliveredLive = current?.state === 'succeeded' && live?.key === current.key && !isSettled(live.state)
+						&& current.fingerprint === prepared.fingerprint;
+					created = !(current && (!isSettled(current.state) || deliveredLive) && !settledHere && !replace
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;
 				});
@@ -374,6 +379,8 @@ class Client implements SendOnceClient, IntentContext {
 	async #claimBatch(batch: Intent[]): Promise<Array<() => Promise<IntentResult | undefined>>> {
 		const claims = await Promise.all(batch.map(async intent => this.coordinator.claim(intent.key, intent.scope).catch(() => undefined)));
 		const written = new Map<Intent, IntentRecord>();
+		// What each attempt was written over: a live intent's own copy may be older.
+		const priors = new Map<Intent, IntentRecord>();
 		const now = Date.now();
 		try {
 			await this.records.updateMany(batch.flatMap((intent, index) => {
@@ -382,6 +389,7 @@ class Client implements SendOnceClient, IntentContext {
 					if (record?.key !== intent.key || !isSendable(record, now)) return undefined;
 					const {lease: _, ...current} = record;
 					const next = reduce(current, {type: 'attempt', at: now});
+					priors.set(intent, current);
 					written.set(intent, lease ? {...next, lease: {...lease}} : next);
 					return written.get(intent);
 				}] as const] : [];
@@ -394,7 +402,7 @@ class Client implements SendOnceClient, IntentContext {
 		return batch.map((intent, index) => {
 			const claim = claims[index];
 			const record = written.get(intent);
-			if (claim && record) return async () => intent.sendClaimed(claim, record, true);
+			if (claim && record) return async () => intent.sendClaimed(claim, record, true, undefined, priors.get(intent));
 			void claim?.release();
 			return async () => intent.resume();
 		});

@@ -220,16 +220,17 @@ export class Intent<Data = unknown> {
 	/**
 	 * @internal Sends with `claim` already held for this tab and, when `written` is given, its
 	 * first attempt already on record as `written` (the one write `client.send()` and
-	 * `resume()` make for it).
+	 * `resume()` make for it), over `prior`: the stored record, which another tab may have
+	 * moved on since this page last looked.
 	 */
-	async sendClaimed(claim: Claim, written: IntentRecord | undefined, onlyIfInterrupted: boolean, signal?: AbortSignal): Promise<IntentResult | undefined> {
+	async sendClaimed(claim: Claim, written: IntentRecord | undefined, onlyIfInterrupted: boolean, signal?: AbortSignal, prior?: IntentRecord): Promise<IntentResult | undefined> {
 		if (this.#running || this.#discarded) {
 			await claim.release();
 			return onlyIfInterrupted ? this.resume() : this.send({signal});
 		}
 
 		if (written) {
-			this.#prior = this.#record;
+			this.#prior = prior ?? this.#record;
 			this.#record = written;
 			this.#publish();
 		}
@@ -315,6 +316,29 @@ export class Intent<Data = unknown> {
 		if (current) await this.#ctx.records.change(this.scope, this.key, () => null);
 	}
 
+	/**
+	 * @internal Discards the intent only while nothing has been attempted: another tab may
+	 * have sent it since this one let go. Undefined when discarded; else the stored record
+	 * that was kept.
+	 */
+	async discardUnsent(): Promise<IntentRecord | undefined> {
+		let kept: IntentRecord | undefined;
+		if (this.#ctx.isCurrent(this)) {
+			await this.#ctx.records.change(this.scope, this.key, stored => {
+				kept = stored.attempts > 0 ? stored : undefined;
+				return kept ? undefined : null;
+			});
+		}
+
+		if (kept) {
+			this.#observe(kept);
+			return kept;
+		}
+
+		await this.discard();
+		return undefined;
+	}
+
 	/** @internal The client replaced this intent: stop, and never write again. */
 	detach(): void {
 		this.#detached = true;
@@ -339,8 +363,15 @@ export class Intent<Data = unknown> {
 			const written = given?.written ?? false;
 			given = undefined;
 			if (signal.aborted) {
-				await claim?.release();
-				return await this.#unresolve('aborted', undefined);
+				// Without the claim, the record is another tab's to write: report, store nothing.
+				if (!claim) return await this.#unresolve('aborted', undefined, false);
+				this.#claim = claim;
+				try {
+					return await this.#unresolve('aborted', undefined);
+				} finally {
+					this.#claim = undefined;
+					await claim.release();
+				}
 			}
 
 			if (claim) {
@@ -457,9 +488,7 @@ export class Intent<Data = unknown> {
 				if (stopped) return stopped;
 			}
 
-			// Any earlier attempt, in this page or before a reload, may have reached the server.
 			const prewritten = written && made === 0;
-			const mayHaveReached = this.attempts > (prewritten ? 1 : 0);
 			let recorded: Written = true;
 			const {url, method, body} = this.#record.request;
 			const next = await attempt(this.#ctx.transport, {url, method, body, headers: async () => this.#headers()}, options.timeout, signal, async () => {
@@ -475,6 +504,9 @@ export class Intent<Data = unknown> {
 			if (!next) return await this.#unresolve('aborted', answer);
 			made++;
 			answer = next;
+			// Any earlier attempt, in this page, another tab or before a reload, may have reached the
+			// server: counted from the store by the write-ahead, not from this page's older copy.
+			const mayHaveReached = this.attempts > 1;
 
 			const verdict = classify(answer, options.classify, mayHaveReached);
 			const hidden = hiddenHeader(answer, mayHaveReached);
@@ -581,6 +613,8 @@ export class Intent<Data = unknown> {
 		}
 
 		if (stored?.key !== this.key) return ELSEWHERE;
+		// Delivered by the service worker: its note is the outcome.
+		if (stored.state === 'succeeded' && !onlyIfInterrupted) return this.#adoptOutcome(deliveredResult(stored));
 		this.#observe(stored);
 		if (onlyIfInterrupted && !isResumable(stored.state)) return undefined;
 		// Expired by another tab (an explicit send() of an interrupted intent gets here too).
@@ -594,8 +628,9 @@ export class Intent<Data = unknown> {
 	 */
 	async #rollBack(): Promise<void> {
 		const next = {...this.#prior!, updatedAt: Date.now()};
+		const wrote = this.#record.attempts;
 		this.#prior = undefined;
-		await this.#writeBack(next);
+		await this.#writeBack(next, stored => stored.attempts === wrote);
 	}
 
 	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
@@ -607,11 +642,11 @@ export class Intent<Data = unknown> {
 	 * Takes `next` as this intent's record and stores it, with this tab's lease; a store that
 	 * fails is reported, not thrown: the caller is already on its way out with another error.
 	 */
-	async #writeBack(next: IntentRecord): Promise<void> {
+	async #writeBack(next: IntentRecord, unchanged: (stored: IntentRecord) => boolean = () => true): Promise<void> {
 		this.#record = next;
 		this.#publish();
 		if (!this.#ctx.isCurrent(this)) return;
-		await this.#ctx.records.change(this.scope, this.key, () => this.#withLease(next)).catch((error: unknown) => {
+		await this.#ctx.records.change(this.scope, this.key, stored => (unchanged(stored) ? this.#withLease(next) : undefined)).catch((error: unknown) => {
 			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
 		});
 	}
@@ -620,10 +655,11 @@ export class Intent<Data = unknown> {
 		return this.#finish({type: 'settle', state, at: Date.now()}, result);
 	}
 
-	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined): Promise<IntentResult> {
+	/** `store`: false when this tab does not hold the claim, and the record is not its to write. */
+	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined, store = true): Promise<IntentResult> {
 		if (this.#prior) await this.#rollBack();
 		// Aborted before any attempt: nothing can have happened, the intent stays pending.
-		const action: IntentAction | undefined = this.#record.state === 'sending' ? {type: 'unresolve', reason, at: Date.now()} : undefined;
+		const action: IntentAction | undefined = store && this.#record.state === 'sending' ? {type: 'unresolve', reason, at: Date.now()} : undefined;
 		const state = action ? 'unresolved' : this.#record.state;
 		const result: IntentResult = {
 			status: 'unresolved',
@@ -639,7 +675,9 @@ export class Intent<Data = unknown> {
 
 	async #expire(): Promise<IntentResult> {
 		if (this.#prior) await this.#rollBack();
-		await this.#catchUp();
+		const stored = await this.#catchUp();
+		if (stored === 'gone') return this.#lost();
+		if (stored?.state === 'succeeded') return this.#adoptOutcome(deliveredResult(stored));
 		const action: IntentAction | undefined = this.#record.state === 'expired' ? undefined : {type: 'expire', at: Date.now()};
 		return this.#finish(action, {
 			status: 'expired',
@@ -652,12 +690,22 @@ export class Intent<Data = unknown> {
 	/**
 	 * Takes in the stored record when another tab made more attempts than this page knows of:
 	 * an intent this page held from before, expired now, may have been sent from elsewhere
-	 * meanwhile, and must not be stored, nor reported, as never sent.
+	 * meanwhile, and must not be stored, nor reported, as never sent. The stored record, or
+	 * 'gone' when another tab settled, replaced or cleared it.
 	 */
-	async #catchUp(): Promise<void> {
-		if (!this.#ctx.isCurrent(this)) return;
-		const stored = await this.#ctx.records.read(this.scope).catch(() => undefined);
-		if (stored?.key === this.key && stored.attempts > this.attempts && !isSettled(stored.state)) this.#observe(stored);
+	async #catchUp(): Promise<IntentRecord | 'gone' | undefined> {
+		if (!this.#ctx.isCurrent(this)) return undefined;
+		let stored: IntentRecord | undefined;
+		try {
+			stored = await this.#ctx.records.read(this.scope);
+		} catch {
+			return undefined;
+		}
+
+		// Settled, replaced or cleared by another tab: what it announced, if this tab heard it.
+		if (stored?.key !== this.key || stored.state === 'failed') return 'gone';
+		if (stored.attempts > this.attempts && stored.state !== 'succeeded') this.#observe(stored);
+		return stored;
 	}
 
 	/**
