@@ -2,7 +2,7 @@ import {createRetryBudget, type RetryBudget} from './budget.js';
 import {Coordinator, type Claim} from './cross-tab.js';
 import {InvalidRequestError} from './errors/invalid-request-error.js';
 import {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
-import {Intent, type IntentContext} from './intent.js';
+import {deliveredResult, Intent, type IntentContext} from './intent.js';
 import {checkKey, randomKey} from './key.js';
 import {normalizeOptions, type NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record.js';
@@ -198,6 +198,14 @@ class Client implements SendOnceClient, IntentContext {
 			const earlier = (before as {intent?: unknown} | undefined)?.intent;
 			if (!live && !replace && earlier instanceof Intent && !earlier.discarded && earlier.fingerprint === prepared.fingerprint) {
 				return {intent: earlier};
+			}
+
+			// The intent this page still shows was delivered elsewhere, and this page heard it, its
+			// record gone since: the press joins that outcome rather than making a new key.
+			if (live && !replace && !isSettled(live.state) && live.fingerprint === prepared.fingerprint
+				&& this.coordinator.received(live.key)?.status === 'succeeded') {
+				const current = await this.records.read(scope);
+				if (!current || current.key === live.key) return {intent: live};
 			}
 
 			const pending = this.#newRecord(scope, prepared);
@@ -427,6 +435,8 @@ class Client implements SendOnceClient, IntentContext {
 			const live = this.#live.get(record.scope);
 			if (live?.key === record.key) return live;
 			await this.records.change(record.scope, record.key, stored => (isSettled(stored.state) ? null : undefined));
+			// A page still showing it may have missed the worker's message: it hears it now, before the note is gone.
+			if (record.state === 'succeeded') this.coordinator.announce(record.key, deliveredResult(record));
 			// Shown once, never made the scope's live intent: a press in the scope meanwhile is a
 			// new action, and must stay the one this client writes and sends.
 			return record.state === 'succeeded' ? new Intent(this, record) : undefined;

@@ -61,11 +61,14 @@ export interface IntentContext {
 	forget(intent: Intent): void;
 }
 
+/** Results this tab made up for an intent it lost track of: never announced as outcomes. */
+const UNHEARD = new WeakSet<IntentResult>();
+
 /**
- * The result of an intent another sender (a service worker) delivered and left a note of: the
- * server's answer was not stored with it, so the response says only that it succeeded.
+ * @internal The result of an intent another sender (a service worker) delivered and left a note
+ * of: the server's answer was not stored with it, so the response says only that it succeeded.
  */
-function deliveredResult(record: IntentRecord): IntentResult {
+export function deliveredResult(record: IntentRecord): IntentResult {
 	return {status: 'succeeded', key: record.key, response: {status: 200, headers: {}}, data: undefined, replayed: true, attempts: record.attempts};
 }
 
@@ -389,7 +392,8 @@ export class Intent<Data = unknown> {
 				}
 
 				if (result !== ELSEWHERE) {
-					if (result) coordinator.announce(this.key, result);
+					// What #lost made up is no outcome: other tabs may know the real one.
+					if (result && !UNHEARD.has(result)) coordinator.announce(this.key, result);
 					return result;
 				}
 			}
@@ -450,6 +454,7 @@ export class Intent<Data = unknown> {
 		this.#result = {
 			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
 		};
+		UNHEARD.add(this.#result);
 		this.#publish();
 		return this.#result;
 	}
@@ -465,8 +470,9 @@ export class Intent<Data = unknown> {
 		try {
 			return await this.#retryLoop(signal, onlyIfInterrupted, written);
 		} catch (error) {
-			if (this.#prior) await this.#rollBack();
-			if (this.#record.state === 'sending') await this.#stopSending();
+			// A rollback that found another tab's attempt on record leaves that tab's record alone.
+			const mine = this.#prior ? await this.#rollBack() : true;
+			if (mine && this.#record.state === 'sending') await this.#stopSending();
 			throw error;
 		}
 	}
@@ -614,7 +620,8 @@ export class Intent<Data = unknown> {
 
 		if (stored?.key !== this.key) return ELSEWHERE;
 		// Delivered by the service worker: its note is the outcome.
-		if (stored.state === 'succeeded' && !onlyIfInterrupted) return this.#adoptOutcome(deliveredResult(stored));
+		// resume() leaves the note for the press or send() that takes it up.
+		if (stored.state === 'succeeded') return onlyIfInterrupted ? undefined : this.#adoptOutcome(deliveredResult(stored));
 		this.#observe(stored);
 		if (onlyIfInterrupted && !isResumable(stored.state)) return undefined;
 		// Expired by another tab (an explicit send() of an interrupted intent gets here too).
@@ -626,11 +633,16 @@ export class Intent<Data = unknown> {
 	 * threw, an expired window): the record goes back to what it was, since nothing can have
 	 * happened.
 	 */
-	async #rollBack(): Promise<void> {
+	async #rollBack(): Promise<boolean> {
 		const next = {...this.#prior!, updatedAt: Date.now()};
 		const wrote = this.#record.attempts;
 		this.#prior = undefined;
-		await this.#writeBack(next, stored => stored.attempts === wrote);
+		let mine = true;
+		await this.#writeBack(next, stored => {
+			mine = stored.attempts === wrote;
+			return mine;
+		});
+		return mine;
 	}
 
 	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
@@ -657,7 +669,7 @@ export class Intent<Data = unknown> {
 
 	/** `store`: false when this tab does not hold the claim, and the record is not its to write. */
 	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined, store = true): Promise<IntentResult> {
-		if (this.#prior) await this.#rollBack();
+		if (this.#prior && !await this.#rollBack()) store = false;
 		// Aborted before any attempt: nothing can have happened, the intent stays pending.
 		const action: IntentAction | undefined = store && this.#record.state === 'sending' ? {type: 'unresolve', reason, at: Date.now()} : undefined;
 		const state = action ? 'unresolved' : this.#record.state;

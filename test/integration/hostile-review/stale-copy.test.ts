@@ -181,3 +181,97 @@ test('a press in the page still showing an intent the service worker delivered j
 	expect(site.server.requests).toEqual([]);
 	expect(await store.get('intent:checkout')).toBeUndefined();
 });
+
+/** The worker delivered `held` (one effect under its key) and left its note: succeeded. */
+async function deliveredByWorker(store: IntentStore, held: {key: string}, id: string): Promise<void> {
+	await fetch(`${site.server.url}/orders`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': held.key}, body: JSON.stringify({order: id})});
+	const stored = await store.get('intent:checkout') as Record<string, unknown>;
+	await store.set('intent:checkout', {...stored, state: 'succeeded', attempts: 1, updatedAt: Date.now()});
+}
+
+test('the page\'s own resume() leaves the worker\'s note for the press; send() then takes its outcome', async () => {
+	const store = shared();
+	const page = createClient({...fast, store});
+	const held = await page.intent('checkout', order('stale-7'));
+	await deliveredByWorker(store, held, 'stale-7');
+
+	// The tab becomes visible again.
+	expect(await page.resume()).toEqual([]);
+	expect(await store.get('intent:checkout')).toMatchObject({key: held.key, state: 'succeeded'});
+	expect(await held.send()).toMatchObject({status: 'succeeded', key: held.key});
+	expect(await store.get('intent:checkout')).toBeUndefined();
+	expect(new Set(site.server.keys)).toEqual(new Set([held.key]));
+	expect(site.server.effects.get('stale-7')).toBe(1);
+});
+
+test('another tab shows the worker\'s note first: the page still showing the intent hears it, and its press joins the delivery', async () => {
+	const store = shared();
+	const page = createClient({...fast, store});
+	const held = await page.intent('checkout', order('stale-8'));
+	await deliveredByWorker(store, held, 'stale-8');
+
+	// Another tab of the site resumes: it shows the note once, deletes it, and tells the tabs.
+	const listener = new BroadcastChannel('sendonce');
+	const told = new Promise<unknown>(resolve => {
+		listener.onmessage = event => resolve(event.data);
+	});
+	onTestFinished(() => {
+		listener.close();
+	});
+	expect(await createClient({...fast, store}).resume()).toEqual([]);
+	expect(await told).toMatchObject({type: 'outcome', key: held.key, result: {status: 'succeeded'}});
+	await new Promise<void>(resolve => setImmediate(resolve));
+	expect(await store.get('intent:checkout')).toBeUndefined();
+	expect(held.state).toBe('pending'); // the page has not looked yet
+
+	expect(await page.send('checkout', order('stale-8'))).toMatchObject({status: 'succeeded', key: held.key});
+	expect(new Set(site.server.keys)).toEqual(new Set([held.key]));
+	expect(site.server.effects.get('stale-8')).toBe(1);
+});
+
+test('a rollback that finds another tab\'s attempt on record leaves that tab\'s record, and its lease, alone', async () => {
+	const store = shared();
+	const held = await createClient({...fast, store}).intent('checkout', order('stale-9'));
+	const stored = await store.get('intent:checkout') as Record<string, unknown>;
+	// A tab sent it and closed mid-send: stored as sending, one attempt, no lease.
+	await store.set('intent:checkout', {...stored, state: 'sending', attempts: 1, updatedAt: Date.now()});
+
+	// This page resumes it; its token refresh is slow, then fails.
+	let failToken!: () => void;
+	const tokenFails = new Promise<void>(resolve => {
+		failToken = resolve;
+	});
+	let inHeaders!: () => void;
+	const headersStarted = new Promise<void>(resolve => {
+		inHeaders = resolve;
+	});
+	const page = createClient({...fast, store, timeout: 60_000, async headers() {
+		inHeaders();
+		await tokenFails;
+		throw new Error('token refresh failed');
+	}});
+	const resumed = page.resume().catch((error: unknown) => error);
+	await headersStarted;
+	expect(await store.get('intent:checkout')).toMatchObject({attempts: 2, lease: expect.anything()});
+
+	// The laptop slept past this page's lease: another tab takes the intent over and sends it.
+	vi.useFakeTimers({toFake: ['Date']});
+	vi.setSystemTime(Date.now() + 11_000);
+	let release!: () => void;
+	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+		release = resolve;
+	})});
+	const other = (await createClient({...fast, store}).get('checkout'))!.send();
+	await vi.waitFor(() => {
+		expect(site.server.inFlight).toBe(1);
+	});
+	const others = await store.get('intent:checkout');
+	expect(others).toMatchObject({key: held.key, state: 'sending', attempts: 3, lease: expect.anything()});
+
+	failToken();
+	expect(await resumed).toMatchObject({message: 'token refresh failed'});
+	expect(await store.get('intent:checkout')).toEqual(others);
+	release();
+	expect(await other).toMatchObject({status: 'succeeded'});
+	expect(site.server.effects.get('stale-9')).toBe(1);
+});
