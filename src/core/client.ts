@@ -200,12 +200,16 @@ class Client implements SendOnceClient, IntentContext {
 				return {intent: earlier};
 			}
 
-			// The intent this page still shows was delivered elsewhere, and this page heard it, its
-			// record gone since: the press joins that outcome rather than making a new key.
-			if (live && !replace && !isSettled(live.state) && live.fingerprint === prepared.fingerprint
+			// The user's action in this page, which it still shows, was delivered elsewhere (the
+			// service worker), and this page heard it, its record gone since: the press joins that
+			// outcome rather than making a new key. One this page only listed is not its user's.
+			if (live?.mine && !replace && !isSettled(live.state) && live.fingerprint === prepared.fingerprint
 				&& this.coordinator.received(live.key)?.status === 'succeeded') {
 				const current = await this.records.read(scope);
-				if (!current || current.key === live.key) return {intent: live};
+				if (!current || current.key === live.key) {
+					live.adoptSession(prepared.session);
+					return {intent: live};
+				}
 			}
 
 			const pending = this.#newRecord(scope, prepared);

@@ -107,14 +107,18 @@ export class Intent<Data = unknown> {
 	#prior: IntentRecord | undefined;
 	/** This object sent at least one attempt. */
 	#sentHere = false;
+	/** Made, pressed or sent in this page: the user's action here, not only one seen in the store. */
+	#mine: boolean;
 	/** The record vanished before this object sent anything, with no outcome heard. */
 	#vanished = false;
 
 	/** @internal Created by the client. */
-	constructor(ctx: IntentContext, record: IntentRecord, session: Session = {headers: {}}) {
+	/** `session`: given when this page made the intent (a press), not when it read it from the store. */
+	constructor(ctx: IntentContext, record: IntentRecord, session?: Session) {
 		this.#ctx = ctx;
 		this.#record = record;
-		this.#session = session;
+		this.#session = session ?? {headers: {}};
+		this.#mine = session !== undefined;
 		// A record stored as succeeded is another sender's delivery (a service worker's note).
 		if (record.state === 'succeeded') this.#result = deliveredResult(record);
 		this.#snapshot = this.#makeSnapshot();
@@ -212,6 +216,7 @@ export class Intent<Data = unknown> {
 	 * error (a store that cannot be written); every network outcome is a result.
 	 */
 	async send(options: SendOptions = {}): Promise<IntentResult<Data>> {
+		this.#mine = true;
 		return this.#start(options.signal, false) as Promise<IntentResult<Data>>;
 	}
 
@@ -351,6 +356,12 @@ export class Intent<Data = unknown> {
 	/** @internal What a later, identical `client.intent()` call gave and is not stored (headers, a schema). */
 	adoptSession(session: Session): void {
 		this.#session = session;
+		this.#mine = true;
+	}
+
+	/** @internal Made, pressed or sent in this page (not only listed from the store). */
+	get mine(): boolean {
+		return this.#mine;
 	}
 
 	/**
@@ -361,6 +372,9 @@ export class Intent<Data = unknown> {
 	 */
 	async #run(signal: AbortSignal, onlyIfInterrupted: boolean, given: Given | undefined): Promise<IntentResult | undefined> {
 		const {records, coordinator} = this.#ctx;
+		// Delivered elsewhere, and heard: nothing to claim, wait for or send.
+		const heard = given ? undefined : coordinator.received(this.key);
+		if (heard?.status === 'succeeded') return this.#adoptOutcome(heard);
 		for (;;) {
 			const claim = given?.claim ?? (signal.aborted ? undefined : await coordinator.claim(this.key, this.scope));
 			const written = given?.written ?? false;
@@ -472,7 +486,16 @@ export class Intent<Data = unknown> {
 		} catch (error) {
 			// A rollback that found another tab's attempt on record leaves that tab's record alone.
 			const mine = this.#prior ? await this.#rollBack() : true;
-			if (mine && this.#record.state === 'sending') await this.#stopSending();
+			if (this.#record.state === 'sending') {
+				if (mine) {
+					await this.#stopSending();
+				} else {
+					// Another tab's send is on record: this page stops showing its own as sending.
+					this.#record = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
+					this.#publish();
+				}
+			}
+
 			throw error;
 		}
 	}
@@ -620,8 +643,8 @@ export class Intent<Data = unknown> {
 
 		if (stored?.key !== this.key) return ELSEWHERE;
 		// Delivered by the service worker: its note is the outcome.
-		// resume() leaves the note for the press or send() that takes it up.
-		if (stored.state === 'succeeded') return onlyIfInterrupted ? undefined : this.#adoptOutcome(deliveredResult(stored));
+		// Delivered by the service worker: its note is the outcome, for resume() too.
+		if (stored.state === 'succeeded') return this.#adoptOutcome(deliveredResult(stored));
 		this.#observe(stored);
 		if (onlyIfInterrupted && !isResumable(stored.state)) return undefined;
 		// Expired by another tab (an explicit send() of an interrupted intent gets here too).
@@ -686,7 +709,11 @@ export class Intent<Data = unknown> {
 	}
 
 	async #expire(): Promise<IntentResult> {
-		if (this.#prior) await this.#rollBack();
+		if (this.#prior && !await this.#rollBack()) {
+			// Another tab is sending it: report the window's end, store nothing.
+			return this.#finish(undefined, {status: 'expired', key: this.key, attempts: this.attempts, mayHaveBeenSent: true});
+		}
+
 		const stored = await this.#catchUp();
 		if (stored === 'gone') return this.#lost();
 		if (stored?.state === 'succeeded') return this.#adoptOutcome(deliveredResult(stored));

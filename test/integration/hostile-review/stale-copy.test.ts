@@ -189,15 +189,15 @@ async function deliveredByWorker(store: IntentStore, held: {key: string}, id: st
 	await store.set('intent:checkout', {...stored, state: 'succeeded', attempts: 1, updatedAt: Date.now()});
 }
 
-test('the page\'s own resume() leaves the worker\'s note for the press; send() then takes its outcome', async () => {
+test('the page\'s own resume() takes up the worker\'s note: the intent it shows ends succeeded, with a result', async () => {
 	const store = shared();
 	const page = createClient({...fast, store});
 	const held = await page.intent('checkout', order('stale-7'));
 	await deliveredByWorker(store, held, 'stale-7');
 
 	// The tab becomes visible again.
-	expect(await page.resume()).toEqual([]);
-	expect(await store.get('intent:checkout')).toMatchObject({key: held.key, state: 'succeeded'});
+	expect(await page.resume()).toEqual([expect.objectContaining({status: 'succeeded', key: held.key, replayed: true})]);
+	expect(held).toMatchObject({state: 'succeeded', result: {status: 'succeeded'}});
 	expect(await held.send()).toMatchObject({status: 'succeeded', key: held.key});
 	expect(await store.get('intent:checkout')).toBeUndefined();
 	expect(new Set(site.server.keys)).toEqual(new Set([held.key]));
@@ -274,4 +274,108 @@ test('a rollback that finds another tab\'s attempt on record leaves that tab\'s 
 	release();
 	expect(await other).toMatchObject({status: 'succeeded'});
 	expect(site.server.effects.get('stale-9')).toBe(1);
+});
+
+test('a press after another tab\'s order that this page only listed is a new order, not joined to that one', async () => {
+	const store = shared();
+	const page = createClient({...fast, store});
+	await page.list();
+	let release!: () => void;
+	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+		release = resolve;
+	})});
+	const listener = new BroadcastChannel('sendonce');
+	const told = new Promise<unknown>(resolve => {
+		listener.onmessage = event => resolve(event.data);
+	});
+	onTestFinished(() => {
+		listener.close();
+	});
+	const theirs = createClient({...fast, store}).send('checkout', order('stale-10'));
+	await vi.waitFor(() => {
+		expect(site.server.inFlight).toBe(1);
+	});
+	// The page's outbox shows the other tab's order being sent.
+	expect((await page.list()).map(intent => intent.state)).toEqual(['sending']);
+	release();
+	const first = await theirs;
+	expect(await told).toMatchObject({key: first.key, result: {status: 'succeeded'}});
+	await vi.waitFor(async () => {
+		expect(await store.get('intent:checkout')).toBeUndefined();
+	});
+
+	// Later, this page's user orders the same again: a new order, a new key.
+	const second = await page.send('checkout', order('stale-10'));
+	expect(second).toMatchObject({status: 'succeeded'});
+	expect(second.key).not.toBe(first.key);
+	expect(site.server.effects.get('stale-10')).toBe(2);
+});
+
+test('a press joining a delivery it heard of takes the outcome at once: no attempt, no headers()', async () => {
+	// With Web Locks, as in a browser: the lock is free, so nothing but the outcome heard stops a send.
+	vi.stubGlobal('navigator', {locks: webLocks(), onLine: true});
+	onTestFinished(() => {
+		vi.unstubAllGlobals();
+	});
+	const store = shared();
+	let session = true;
+	const page = createClient({...fast, store, headers() {
+		if (!session) throw new Error('session expired');
+		return {};
+	}});
+	const held = await page.intent('checkout', order('stale-11'));
+	await deliveredByWorker(store, held, 'stale-11');
+	const listener = new BroadcastChannel('sendonce');
+	const told = new Promise<unknown>(resolve => {
+		listener.onmessage = event => resolve(event.data);
+	});
+	onTestFinished(() => {
+		listener.close();
+	});
+	expect(await createClient({...fast, store}).resume()).toEqual([]);
+	await told;
+	await new Promise<void>(resolve => setImmediate(resolve));
+
+	session = false;
+	expect(await page.send('checkout', order('stale-11'))).toMatchObject({status: 'succeeded', key: held.key});
+	expect(site.server.requests).toHaveLength(1); // the worker's
+});
+
+test('a resume() whose rollback finds another tab sending no longer shows this page\'s copy as sending', async () => {
+	const store = shared();
+	const held = await createClient({...fast, store}).intent('checkout', order('stale-12'));
+	const stored = await store.get('intent:checkout') as Record<string, unknown>;
+	await store.set('intent:checkout', {...stored, state: 'sending', attempts: 1, updatedAt: Date.now()});
+	let failToken!: () => void;
+	const tokenFails = new Promise<void>(resolve => {
+		failToken = resolve;
+	});
+	let inHeaders!: () => void;
+	const headersStarted = new Promise<void>(resolve => {
+		inHeaders = resolve;
+	});
+	const page = createClient({...fast, store, timeout: 60_000, async headers() {
+		inHeaders();
+		await tokenFails;
+		throw new Error('token refresh failed');
+	}});
+	const mine = (await page.get('checkout'))!;
+	const resumed = page.resume().catch((error: unknown) => error);
+	await headersStarted;
+	vi.useFakeTimers({toFake: ['Date']});
+	vi.setSystemTime(Date.now() + 11_000);
+	let release!: () => void;
+	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+		release = resolve;
+	})});
+	const other = (await createClient({...fast, store}).get('checkout'))!.send();
+	await vi.waitFor(() => {
+		expect(site.server.inFlight).toBe(1);
+	});
+
+	failToken();
+	expect(await resumed).toMatchObject({message: 'token refresh failed'});
+	expect(mine).toMatchObject({key: held.key, state: 'unresolved'});
+	release();
+	expect(await other).toMatchObject({status: 'succeeded'});
 });
