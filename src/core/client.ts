@@ -345,7 +345,15 @@ class Client implements SendOnceClient, IntentContext {
 	 * `Records.removeSoon`).
 	 */
 	async #resumeAll(): Promise<IntentResult[]> {
-		const intents = (await this.list()).filter(intent => isResumable(intent.state));
+		const intents: Intent[] = [];
+		for (const record of await this.records.all()) {
+			// A service worker's note is left for get(), list() and useIntent() to show, unless it
+			// is of the intent this page holds: that one takes it up. (A failed mark is removed.)
+			if (record.state === 'succeeded' && this.#live.get(record.scope)?.key !== record.key) continue;
+			const intent = await this.#adopt(record);
+			if (intent && isResumable(intent.state)) intents.push(intent);
+		}
+
 		const results: IntentResult[] = [];
 		const sending = new Set<Promise<void>>();
 		const claim = (index: number) => {

@@ -439,7 +439,9 @@ export class Intent<Data = unknown> {
 	async #adoptOutcome(result: IntentResult): Promise<IntentResult> {
 		const state = result.status;
 		const reason = result.status === 'unresolved' ? {reason: result.reason} : {};
-		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), ...reason});
+		const observe = {type: 'observe', state, attempts: result.attempts, at: Date.now(), ...reason} as const;
+		// A copy this page saw expire still learns how the send it waited on ended.
+		const next = reduce(this.#record.state === 'expired' ? {...this.#record, state: 'sending'} : this.#record, observe);
 		if (this.#ctx.isCurrent(this)) {
 			await this.#ctx.records.change(this.scope, this.key, stored => {
 				if (stored.attempts > result.attempts) return undefined;
@@ -670,7 +672,8 @@ export class Intent<Data = unknown> {
 
 	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
 	async #stopSending(): Promise<void> {
-		await this.#writeBack(reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()}));
+		// Never over an outcome another sender (the service worker) stored meanwhile.
+		await this.#writeBack(reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()}), stored => !isSettled(stored.state));
 	}
 
 	/**
@@ -710,8 +713,10 @@ export class Intent<Data = unknown> {
 
 	async #expire(): Promise<IntentResult> {
 		if (this.#prior && !await this.#rollBack()) {
-			// Another tab is sending it: report the window's end, store nothing.
-			return this.#finish(undefined, {status: 'expired', key: this.key, attempts: this.attempts, mayHaveBeenSent: true});
+			// Another tab is sending it: report the window's end, store nothing, announce nothing.
+			const result: IntentResult = {status: 'expired', key: this.key, attempts: this.attempts, mayHaveBeenSent: true};
+			UNHEARD.add(result);
+			return this.#finish(undefined, result);
 		}
 
 		const stored = await this.#catchUp();

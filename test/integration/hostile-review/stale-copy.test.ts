@@ -210,7 +210,7 @@ test('another tab shows the worker\'s note first: the page still showing the int
 	const held = await page.intent('checkout', order('stale-8'));
 	await deliveredByWorker(store, held, 'stale-8');
 
-	// Another tab of the site resumes: it shows the note once, deletes it, and tells the tabs.
+	// Another tab of the site lists its outbox: it shows the note once, deletes it, and tells the tabs.
 	const listener = new BroadcastChannel('sendonce');
 	const told = new Promise<unknown>(resolve => {
 		listener.onmessage = event => resolve(event.data);
@@ -218,7 +218,7 @@ test('another tab shows the worker\'s note first: the page still showing the int
 	onTestFinished(() => {
 		listener.close();
 	});
-	expect(await createClient({...fast, store}).resume()).toEqual([]);
+	expect(await createClient({...fast, store}).list()).toEqual([expect.objectContaining({key: held.key, state: 'succeeded'})]);
 	expect(await told).toMatchObject({type: 'outcome', key: held.key, result: {status: 'succeeded'}});
 	await new Promise<void>(resolve => setImmediate(resolve));
 	expect(await store.get('intent:checkout')).toBeUndefined();
@@ -332,7 +332,7 @@ test('a press joining a delivery it heard of takes the outcome at once: no attem
 	onTestFinished(() => {
 		listener.close();
 	});
-	expect(await createClient({...fast, store}).resume()).toEqual([]);
+	expect(await createClient({...fast, store}).list()).toEqual([expect.objectContaining({key: held.key, state: 'succeeded'})]);
 	await told;
 	await new Promise<void>(resolve => setImmediate(resolve));
 
@@ -378,4 +378,16 @@ test('a resume() whose rollback finds another tab sending no longer shows this p
 	expect(mine).toMatchObject({key: held.key, state: 'unresolved'});
 	release();
 	expect(await other).toMatchObject({status: 'succeeded'});
+});
+
+test('resume() at start-up leaves a worker\'s note for get() to show: the page opened later still learns it was sent', async () => {
+	const store = shared();
+	const held = await createClient({...fast, store}).intent('checkout', order('stale-13'));
+	await deliveredByWorker(store, held, 'stale-13');
+
+	const later = createClient({...fast, store});
+	expect(await later.resume()).toEqual([]);
+	expect(await store.get('intent:checkout')).toMatchObject({key: held.key, state: 'succeeded'});
+	expect(await later.get('checkout')).toMatchObject({key: held.key, state: 'succeeded'});
+	expect(site.server.effects.get('stale-13')).toBe(1);
 });
