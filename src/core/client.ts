@@ -200,17 +200,12 @@ class Client implements SendOnceClient, IntentContext {
 				return {intent: earlier};
 			}
 
-			// The user's action in this page, which it still shows, was delivered elsewhere (the
-			// service worker), and this page heard it, its record gone since: the press joins that
-			// outcome rather than making a new key. One this page only listed is not its user's.
-			if (live?.mine && !replace && !isSettled(live.state) && live.fingerprint === prepared.fingerprint
-				&& this.coordinator.received(live.key)?.status === 'succeeded') {
-				const current = await this.records.read(scope);
-				if (!current || current.key === live.key) {
-					live.adoptSession(prepared.session);
-					return {intent: live};
-				}
-			}
+			// The user's action in this page, which it still shows, delivered elsewhere (the service
+			// worker): pressed again, it joins the delivery, found as its note in the store or, once
+			// another tab showed the note, as the outcome heard. One this page only listed is not
+			// its user's action.
+			const joinable = live?.mine === true && !replace && !isSettled(live.state) && live.fingerprint === prepared.fingerprint ? live : undefined;
+			const heard = joinable !== undefined && this.coordinator.received(joinable.key)?.status === 'succeeded';
 
 			const pending = this.#newRecord(scope, prepared);
 			let fresh = pending;
@@ -228,16 +223,15 @@ class Client implements SendOnceClient, IntentContext {
 			// the write: an intent whose write-ahead has committed (attempts > 0) may have been sent,
 			// and is never replaced without `replace`. A settled intent never blocks a new body.
 			let created = false;
+			let joined = false;
 			let stored: IntentRecord | undefined;
 			try {
 				stored = await this.records.update(scope, current => {
 					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state))
 						// Past its window and never sent: nothing can have happened, and it may never be sent.
 						|| (current.attempts === 0 && (current.state === 'expired' || Date.now() >= current.expiresAt)));
-					// The service worker delivered the intent this page still shows: the press joins it.
-					const deliveredLive = current?.state === 'succeeded' && live?.key === current.key && !isSettled(live.state)
-						&& current.fingerprint === prepared.fingerprint;
-					created = !(current && (!isSettled(current.state) || deliveredLive) && !settledHere && !replace
+					joined = joinable !== undefined && (current === undefined ? heard : current.key === joinable.key && current.state === 'succeeded');
+					created = !joined && !(current && !isSettled(current.state) && !settledHere && !replace
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;
 				});
@@ -261,6 +255,11 @@ class Client implements SendOnceClient, IntentContext {
 				}
 
 				return sending ? {intent, claim, written: fresh} : {intent};
+			}
+
+			if (joined && joinable) {
+				joinable.adoptSession(prepared.session);
+				return {intent: joinable};
 			}
 
 			const existing = this.#track(stored!);

@@ -316,12 +316,17 @@ export class Intent<Data = unknown> {
 	async discard(): Promise<void> {
 		if (this.#discarded) return;
 		const current = this.#ctx.isCurrent(this);
+		this.#letGo();
+		// Only this intent's record: another tab may have put a new intent in the scope since.
+		if (current) await this.#ctx.records.change(this.scope, this.key, () => null);
+	}
+
+	/** Stops and forgets the intent in this page; the store is the caller's to change. */
+	#letGo(): void {
 		this.#discarded = true;
 		this.detach();
 		this.#ctx.forget(this);
 		this.#publish();
-		// Only this intent's record: another tab may have put a new intent in the scope since.
-		if (current) await this.#ctx.records.change(this.scope, this.key, () => null);
 	}
 
 	/**
@@ -330,8 +335,10 @@ export class Intent<Data = unknown> {
 	 * that was kept.
 	 */
 	async discardUnsent(): Promise<IntentRecord | undefined> {
+		if (this.#discarded) return undefined;
 		let kept: IntentRecord | undefined;
 		if (this.#ctx.isCurrent(this)) {
+			// One store step: the check and the delete.
 			await this.#ctx.records.change(this.scope, this.key, stored => {
 				kept = stored.attempts > 0 ? stored : undefined;
 				return kept ? undefined : null;
@@ -343,7 +350,7 @@ export class Intent<Data = unknown> {
 			return kept;
 		}
 
-		await this.discard();
+		this.#letGo();
 		return undefined;
 	}
 
@@ -486,18 +493,10 @@ export class Intent<Data = unknown> {
 		try {
 			return await this.#retryLoop(signal, onlyIfInterrupted, written);
 		} catch (error) {
-			// A rollback that found another tab's attempt on record leaves that tab's record alone.
+			// A rollback that found another tab's attempt on record leaves that tab's record alone:
+			// this page only stops showing its own send as sending.
 			const mine = this.#prior ? await this.#rollBack() : true;
-			if (this.#record.state === 'sending') {
-				if (mine) {
-					await this.#stopSending();
-				} else {
-					// Another tab's send is on record: this page stops showing its own as sending.
-					this.#record = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
-					this.#publish();
-				}
-			}
-
+			if (this.#record.state === 'sending') await this.#stopSending(mine);
 			throw error;
 		}
 	}
@@ -644,7 +643,6 @@ export class Intent<Data = unknown> {
 		}
 
 		if (stored?.key !== this.key) return ELSEWHERE;
-		// Delivered by the service worker: its note is the outcome.
 		// Delivered by the service worker: its note is the outcome, for resume() too.
 		if (stored.state === 'succeeded') return this.#adoptOutcome(deliveredResult(stored));
 		this.#observe(stored);
@@ -670,10 +668,13 @@ export class Intent<Data = unknown> {
 		return mine;
 	}
 
-	/** An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved. */
-	async #stopSending(): Promise<void> {
-		// Never over an outcome another sender (the service worker) stored meanwhile.
-		await this.#writeBack(reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()}), stored => !isSettled(stored.state));
+	/**
+	 * An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved.
+	 * Stored only when `store` (the record is this tab's), and never over an outcome another
+	 * sender (the service worker) stored meanwhile.
+	 */
+	async #stopSending(store = true): Promise<void> {
+		await this.#writeBack(reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()}), stored => store && !isSettled(stored.state));
 	}
 
 	/**
