@@ -23,6 +23,53 @@ async function sentElsewhere(store: IntentStore): Promise<void> {
 	expect(await (await other.get('checkout'))!.send()).toMatchObject({status: 'unresolved', attempts: 2});
 }
 
+/** Another tab sent the intent and closed mid-send: stored as sending, one attempt, no lease. */
+async function leftMidSend(store: IntentStore): Promise<void> {
+	const stored = await store.get('intent:checkout') as Record<string, unknown>;
+	await store.set('intent:checkout', {...stored, state: 'sending', attempts: 1, updatedAt: Date.now()});
+}
+
+/** The server holds the work of the next request until the returned function is called. */
+function holdNextWork(): () => void {
+	let release!: () => void;
+	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+		release = resolve;
+	})});
+	return release;
+}
+
+/** The next message the tabs hear on sendonce's channel. */
+function nextAnnouncement(): Promise<unknown> {
+	const listener = new BroadcastChannel('sendonce');
+	onTestFinished(() => {
+		listener.close();
+	});
+	return new Promise(resolve => {
+		listener.onmessage = event => resolve(event.data);
+	});
+}
+
+/** A token refresh in `headers()` that waits until `fail()`, then throws. */
+function failingTokenRefresh() {
+	let fail!: () => void;
+	const failed = new Promise<void>(resolve => {
+		fail = resolve;
+	});
+	let started!: () => void;
+	const running = new Promise<void>(resolve => {
+		started = resolve;
+	});
+	return {
+		running,
+		fail,
+		async headers(): Promise<Record<string, string>> {
+			started();
+			await failed;
+			throw new Error('token refresh failed');
+		},
+	};
+}
+
 test('a 401 to the held copy\'s first attempt here, after another tab\'s lost reply, is refused, not failed: the key stays', async () => {
 	const store = shared();
 	const held = await createClient({...fast, store}).intent('checkout', order('stale-1'));
@@ -46,9 +93,7 @@ test('resume() in the page holding the older copy rolls back, when headers() thr
 		return {};
 	}});
 	const held = await page.intent('checkout', order('stale-2'));
-	// Another tab sent it and closed mid-send: stored as sending, one attempt, no lease left.
-	const stored = await store.get('intent:checkout') as Record<string, unknown>;
-	await store.set('intent:checkout', {...stored, state: 'sending', attempts: 1, updatedAt: Date.now()});
+	await leftMidSend(store);
 
 	failing = true;
 	await expect(page.resume()).rejects.toThrow('token refresh failed');
@@ -149,10 +194,7 @@ test('past its window, an intent another tab delivered and deleted is not report
 
 test('a send() aborted before it could claim leaves the sending tab\'s record as it is', async () => {
 	const store = shared();
-	let release!: () => void;
-	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
-		release = resolve;
-	})});
+	const release = holdNextWork();
 	const sending = createClient({...fast, store}).send('checkout', order('stale-5'));
 	await vi.waitFor(() => {
 		expect(site.server.inFlight).toBe(1);
@@ -211,13 +253,7 @@ test('another tab shows the worker\'s note first: the page still showing the int
 	await deliveredByWorker(store, held, 'stale-8');
 
 	// Another tab of the site lists its outbox: it shows the note once, deletes it, and tells the tabs.
-	const listener = new BroadcastChannel('sendonce');
-	const told = new Promise<unknown>(resolve => {
-		listener.onmessage = event => resolve(event.data);
-	});
-	onTestFinished(() => {
-		listener.close();
-	});
+	const told = nextAnnouncement();
 	expect(await createClient({...fast, store}).list()).toEqual([expect.objectContaining({key: held.key, state: 'succeeded'})]);
 	expect(await told).toMatchObject({type: 'outcome', key: held.key, result: {status: 'succeeded'}});
 	await new Promise<void>(resolve => setImmediate(resolve));
@@ -232,35 +268,19 @@ test('another tab shows the worker\'s note first: the page still showing the int
 test('a rollback that finds another tab\'s attempt on record leaves that tab\'s record, and its lease, alone', async () => {
 	const store = shared();
 	const held = await createClient({...fast, store}).intent('checkout', order('stale-9'));
-	const stored = await store.get('intent:checkout') as Record<string, unknown>;
-	// A tab sent it and closed mid-send: stored as sending, one attempt, no lease.
-	await store.set('intent:checkout', {...stored, state: 'sending', attempts: 1, updatedAt: Date.now()});
+	await leftMidSend(store);
 
 	// This page resumes it; its token refresh is slow, then fails.
-	let failToken!: () => void;
-	const tokenFails = new Promise<void>(resolve => {
-		failToken = resolve;
-	});
-	let inHeaders!: () => void;
-	const headersStarted = new Promise<void>(resolve => {
-		inHeaders = resolve;
-	});
-	const page = createClient({...fast, store, timeout: 60_000, async headers() {
-		inHeaders();
-		await tokenFails;
-		throw new Error('token refresh failed');
-	}});
+	const token = failingTokenRefresh();
+	const page = createClient({...fast, store, timeout: 60_000, headers: token.headers});
 	const resumed = page.resume().catch((error: unknown) => error);
-	await headersStarted;
+	await token.running;
 	expect(await store.get('intent:checkout')).toMatchObject({attempts: 2, lease: expect.anything()});
 
 	// The laptop slept past this page's lease: another tab takes the intent over and sends it.
 	vi.useFakeTimers({toFake: ['Date']});
 	vi.setSystemTime(Date.now() + 11_000);
-	let release!: () => void;
-	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
-		release = resolve;
-	})});
+	const release = holdNextWork();
 	const other = (await createClient({...fast, store}).get('checkout'))!.send();
 	await vi.waitFor(() => {
 		expect(site.server.inFlight).toBe(1);
@@ -268,7 +288,7 @@ test('a rollback that finds another tab\'s attempt on record leaves that tab\'s 
 	const others = await store.get('intent:checkout');
 	expect(others).toMatchObject({key: held.key, state: 'sending', attempts: 3, lease: expect.anything()});
 
-	failToken();
+	token.fail();
 	expect(await resumed).toMatchObject({message: 'token refresh failed'});
 	expect(await store.get('intent:checkout')).toEqual(others);
 	release();
@@ -280,17 +300,8 @@ test('a press after another tab\'s order that this page only listed is a new ord
 	const store = shared();
 	const page = createClient({...fast, store});
 	await page.list();
-	let release!: () => void;
-	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
-		release = resolve;
-	})});
-	const listener = new BroadcastChannel('sendonce');
-	const told = new Promise<unknown>(resolve => {
-		listener.onmessage = event => resolve(event.data);
-	});
-	onTestFinished(() => {
-		listener.close();
-	});
+	const release = holdNextWork();
+	const told = nextAnnouncement();
 	const theirs = createClient({...fast, store}).send('checkout', order('stale-10'));
 	await vi.waitFor(() => {
 		expect(site.server.inFlight).toBe(1);
@@ -325,13 +336,7 @@ test('a press joining a delivery it heard of takes the outcome at once: no attem
 	}});
 	const held = await page.intent('checkout', order('stale-11'));
 	await deliveredByWorker(store, held, 'stale-11');
-	const listener = new BroadcastChannel('sendonce');
-	const told = new Promise<unknown>(resolve => {
-		listener.onmessage = event => resolve(event.data);
-	});
-	onTestFinished(() => {
-		listener.close();
-	});
+	const told = nextAnnouncement();
 	expect(await createClient({...fast, store}).list()).toEqual([expect.objectContaining({key: held.key, state: 'succeeded'})]);
 	await told;
 	await new Promise<void>(resolve => setImmediate(resolve));
@@ -344,36 +349,21 @@ test('a press joining a delivery it heard of takes the outcome at once: no attem
 test('a resume() whose rollback finds another tab sending no longer shows this page\'s copy as sending', async () => {
 	const store = shared();
 	const held = await createClient({...fast, store}).intent('checkout', order('stale-12'));
-	const stored = await store.get('intent:checkout') as Record<string, unknown>;
-	await store.set('intent:checkout', {...stored, state: 'sending', attempts: 1, updatedAt: Date.now()});
-	let failToken!: () => void;
-	const tokenFails = new Promise<void>(resolve => {
-		failToken = resolve;
-	});
-	let inHeaders!: () => void;
-	const headersStarted = new Promise<void>(resolve => {
-		inHeaders = resolve;
-	});
-	const page = createClient({...fast, store, timeout: 60_000, async headers() {
-		inHeaders();
-		await tokenFails;
-		throw new Error('token refresh failed');
-	}});
+	await leftMidSend(store);
+	const token = failingTokenRefresh();
+	const page = createClient({...fast, store, timeout: 60_000, headers: token.headers});
 	const mine = (await page.get('checkout'))!;
 	const resumed = page.resume().catch((error: unknown) => error);
-	await headersStarted;
+	await token.running;
 	vi.useFakeTimers({toFake: ['Date']});
 	vi.setSystemTime(Date.now() + 11_000);
-	let release!: () => void;
-	site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
-		release = resolve;
-	})});
+	const release = holdNextWork();
 	const other = (await createClient({...fast, store}).get('checkout'))!.send();
 	await vi.waitFor(() => {
 		expect(site.server.inFlight).toBe(1);
 	});
 
-	failToken();
+	token.fail();
 	expect(await resumed).toMatchObject({message: 'token refresh failed'});
 	expect(mine).toMatchObject({key: held.key, state: 'unresolved'});
 	release();
