@@ -446,9 +446,7 @@ export class Intent<Data = unknown> {
 	async #adoptOutcome(result: IntentResult): Promise<IntentResult> {
 		const state = result.status;
 		const reason = result.status === 'unresolved' ? {reason: result.reason} : {};
-		const observe = {type: 'observe', state, attempts: result.attempts, at: Date.now(), ...reason} as const;
-		// A copy this page saw expire still learns how the send it waited on ended.
-		const next = reduce(this.#record.state === 'expired' ? {...this.#record, state: 'sending'} : this.#record, observe);
+		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), ...reason});
 		if (this.#ctx.isCurrent(this)) {
 			await this.#ctx.records.change(this.scope, this.key, stored => {
 				if (stored.attempts > result.attempts) return undefined;

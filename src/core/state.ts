@@ -69,7 +69,9 @@ export type IntentAction =
 /** The one place an intent's record changes. */
 export function reduce(record: IntentRecord, action: IntentAction): IntentRecord {
 	if (action.type === 'observe') {
-		if (MOVES[record.state].length === 0) throw new Error(`sendonce: a ${record.state} intent cannot change`);
+		// An outcome another sender reports overrides 'expired', which is only this page's verdict
+		// that its window ended; nothing overrides the server's own answer.
+		if (isSettled(record.state)) throw new Error(`sendonce: a ${record.state} intent cannot change`);
 		const {reason, ...rest} = record;
 		return {...rest, state: action.state, attempts: Math.max(record.attempts, action.attempts), updatedAt: action.at, ...(action.reason ? {reason: action.reason} : {})};
 	}
