@@ -11,6 +11,7 @@ export default defineConfig({
 		server: 'src/server.ts',
 		'server/redis': 'src/server/redis.ts',
 		'server/postgres': 'src/server/postgres.ts',
+		'server/kysely': 'src/server/kysely.ts',
 		ky: 'src/integrations/ky.ts',
 		axios: 'src/integrations/axios.ts',
 		'tanstack-query': 'src/integrations/tanstack-query.ts',
@@ -26,7 +27,7 @@ export default defineConfig({
 	// The bindings share the core's chunk instead of carrying a copy of it (in CJS too).
 	splitting: true,
 	// Framework and database client packages are optional peers, never bundled.
-	external: ['react', 'vue', 'pg', 'redis', 'ioredis', 'ky', 'axios', /^@tanstack\//],
+	external: ['react', 'vue', 'pg', 'redis', 'ioredis', 'kysely', 'ky', 'axios', /^@tanstack\//],
 	// `sendonce/sw` as a classic script too, for a worker that loads it with `importScripts`
 	// (`self.sendonce.installSendOnce`). Built after the rest, so that `clean` cannot remove it.
 	async onSuccess() {

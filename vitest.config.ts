@@ -36,6 +36,20 @@ export default defineConfig({
 			},
 			{
 				test: {
+					// The fault test: server processes killed and restarted, store connections stalled,
+					// dropped and reset, a faulty network, for 20 s per mode and store. It runs after the
+					// other projects, so that the load it makes cannot slow their tests.
+					name: 'faults',
+					include: ['test/faults/**/*.test.ts'],
+					environment: 'node',
+					globalSetup: ['test/server-half/services.ts'],
+					sequence: {groupOrder: 1},
+					testTimeout: 180_000,
+					hookTimeout: 60_000,
+				},
+			},
+			{
+				test: {
 					// Real Chromium, driven from Node: reloads, restarts, tabs and IndexedDB.
 					name: 'browser',
 					include: ['test/browser/**/*.test.ts'],

@@ -39,7 +39,7 @@ const PREFIX = `sendonce-bench:${RUN_ID}:`;
 const TABLE = `sendonce_bench_${RUN_ID}`;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-type Variant = 'bare' | 'memory' | 'redis' | 'postgres';
+type Variant = 'bare' | 'memory' | 'redis' | 'postgres' | 'bare-tx' | 'transactional';
 type Workload = 'first requests' | 'replays';
 
 interface Run {
@@ -117,9 +117,9 @@ async function cleanUp(variants: Variant[]): Promise<void> {
 		client.destroy();
 	}
 
-	if (variants.includes('postgres')) {
+	if (variants.includes('postgres') || variants.includes('transactional')) {
 		const pool = new pg.Pool({connectionString: DATABASE_URL});
-		await pool.query(`DROP TABLE IF EXISTS "${TABLE}"`);
+		await pool.query(`DROP TABLE IF EXISTS "${TABLE}", "${TABLE}_orders"`);
 		await pool.end();
 	}
 }
@@ -131,7 +131,7 @@ const variants: Variant[] = ['bare', 'memory'];
 const missing: string[] = [];
 if (await redisAnswers(REDIS_URL)) variants.push('redis');
 else missing.push(`Redis (${REDIS_URL})`);
-if (await postgresAnswers(DATABASE_URL)) variants.push('postgres');
+if (await postgresAnswers(DATABASE_URL)) variants.push('postgres', 'bare-tx', 'transactional');
 else missing.push(`PostgreSQL (${DATABASE_URL})`);
 if (missing.length > 0) console.log(`skipped: no ${missing.join(', no ')}`);
 
@@ -146,7 +146,7 @@ try {
 		const order = variants.map((_, index) => variants[(index + run) % variants.length]!);
 		for (const workload of workloads) {
 			for (const variant of order) {
-				if (variant === 'bare' && workload === 'replays') continue;
+				if ((variant === 'bare' || variant === 'bare-tx') && workload === 'replays') continue;
 				const figures = await measure(variant, workload);
 				const name = `${variant}|${workload}`;
 				const kept = results.get(name) ?? {latency: [], throughput: []};
@@ -162,15 +162,21 @@ try {
 }
 
 const figure = (runs: Run[], pick: (run: Run) => number, format: (value: number) => string) => `${format(median(runs.map(pick)))} (${spread(runs.map(pick), format)})`;
-const bareLatency = median(results.get('bare|first requests')!.latency.map(run => run.p50));
+// The transactional rows compare with the bare route that does the same work in a bare transaction.
+const bareOf = (name: string) => (name.startsWith('transactional') || name.startsWith('bare-tx') ? 'bare-tx|first requests' : 'bare|first requests');
+const bareLatency = (name: string) => median(results.get(bareOf(name))?.latency.map(run => run.p50) ?? [Number.NaN]);
 const label = (name: string) => {
 	const [variant, workload] = name.split('|') as [Variant, Workload];
-	return variant === 'bare' ? ['bare (no idempotency)', '–'] : [`idempotency(), ${variant}`, workload];
+	if (variant === 'bare') return ['bare (no idempotency)', '–'];
+	if (variant === 'bare-tx') return ['bare, one row in a transaction', '–'];
+	if (variant === 'transactional') return ['idempotency(), postgresTransactional, the same row', workload];
+	return [`idempotency(), ${variant}`, workload];
 };
 
 const latencyTable = table(['server', 'workload', 'p50 ms (spread)', 'p99 ms (spread)', 'p50 − bare, ms'], [...results].map(([name, {latency}]) => {
 	const p50 = median(latency.map(run => run.p50));
-	return [...label(name), figure(latency, run => run.p50, ms), figure(latency, run => run.p99, ms), name.startsWith('bare') ? '' : `${p50 - bareLatency >= 0 ? '+' : '−'}${ms(Math.abs(p50 - bareLatency))}`];
+	const over = p50 - bareLatency(name);
+	return [...label(name), figure(latency, run => run.p50, ms), figure(latency, run => run.p99, ms), name.startsWith('bare') ? '' : `${over >= 0 ? '+' : '−'}${ms(Math.abs(over))}`];
 }), ['l', 'l', 'r', 'r', 'r']);
 const throughputTable = table(['server', 'workload', 'requests/s (spread)', 'p50 ms (spread)', 'p99 ms (spread)'], [...results].map(([name, {throughput}]) =>
 	[...label(name), figure(throughput, run => run.rps, rate), figure(throughput, run => run.p50, ms), figure(throughput, run => run.p99, ms)]), ['l', 'l', 'r', 'r', 'r']);
@@ -181,7 +187,7 @@ const section = `<!-- bench:server -->
 
 Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench:server\` (${((performance.now() - begun) / 60_000).toFixed(1)} minutes) on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; load average ${load1(loadBefore)} before, ${load1(os.loadavg())} after.${Math.max(loadBefore[0]!, os.loadavg()[0]!) > os.cpus().length ? ' The load was above the number of cores: other processes competed for them during the run, so the spreads are wide and differences well under a millisecond are within the noise.' : ''}${missing.length > 0 ? ` Not measured: no ${missing.join(', no ')}.` : ''}
 
-A trivial handler (201, a small JSON body) served from \`node:http\` through \`toNodeHandler\`, bare or wrapped by \`idempotency()\` on each store, the server in a process of its own; this bench's process is the load generator, keep-alive connections on loopback, each sending its next request when the last one is answered. *First requests* carry a new key each (a claim, the handler, the answer stored: two store round trips); *replays* repeat one key (one round trip, the handler not run). ${RUNS} runs of ${SECONDS} s per row and concurrency after 1 s of warm-up, the rows interleaved; each figure is the median run, with the min–max over runs in brackets. Redis and PostgreSQL run on the same ${os.cpus().length} cores as the server and the load generator, so their rows include that contention: read them as this machine's.
+A trivial handler (201, a small JSON body) served from \`node:http\` through \`toNodeHandler\`, bare or wrapped by \`idempotency()\` on each store, the server in a process of its own; this bench's process is the load generator, keep-alive connections on loopback, each sending its next request when the last one is answered. *First requests* carry a new key each (a claim, the handler, the answer stored: two store round trips); *replays* repeat one key (one round trip, the handler not run). The transactional rows write one row per request in a PostgreSQL transaction, and are compared with a bare route that does the same (\`BEGIN\`, \`INSERT\`, \`COMMIT\`): with \`postgresTransactional\` the claim rides with \`BEGIN\` and the answer is one more \`UPDATE\`, so a first request costs one round trip more; a replay costs \`BEGIN\` with the claim, then \`ROLLBACK\`. ${RUNS} runs of ${SECONDS} s per row and concurrency after 1 s of warm-up, the rows interleaved; each figure is the median run, with the min–max over runs in brackets. Redis and PostgreSQL run on the same ${os.cpus().length} cores as the server and the load generator, so their rows include that contention: read them as this machine's.
 
 ${figures}
 <!-- /bench:server -->`;

@@ -1,41 +1,35 @@
+import type {Answer, HeaderList} from './exchange.js';
 import type {NormalizedCors} from './options.js';
 
-/** The CORS headers for an answer to `request`, or none when its origin is not allowed. */
-export function corsHeaders(cors: NormalizedCors, request: Request): Record<string, string> {
-	const origin = request.headers.get('origin');
-	const allowed = origin === null ? undefined : cors.origin(origin);
-	if (allowed === undefined) return {};
-	return {
-		'access-control-allow-origin': allowed,
-		'access-control-expose-headers': cors.exposeHeaders,
-		...(cors.credentials ? {'access-control-allow-credentials': 'true'} : {}),
-		...(allowed === '*' ? {} : {vary: 'Origin'}),
-	};
+/** The CORS headers for an answer to a request from `origin`, or none when it is not allowed. */
+export function corsHeaders(cors: NormalizedCors, origin: string | undefined): HeaderList {
+	const allowed = origin === undefined ? undefined : cors.origin(origin);
+	if (allowed === undefined) return [];
+	const headers: HeaderList = [['access-control-allow-origin', allowed], ['access-control-expose-headers', cors.exposeHeaders]];
+	if (cors.credentials) headers.push(['access-control-allow-credentials', 'true']);
+	if (allowed !== '*') headers.push(['vary', 'Origin']);
+	return headers;
 }
 
 /** The answer to a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`), or undefined for any other request. */
-export function preflight(cors: NormalizedCors, request: Request, methods: ReadonlySet<string>): Response | undefined {
-	if (request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return undefined;
-	const headers = corsHeaders(cors, request);
-	if (headers['access-control-allow-origin'] !== undefined) {
-		headers['access-control-allow-methods'] = [...methods].join(', ');
-		headers['access-control-allow-headers'] = cors.allowHeaders;
-		headers['access-control-max-age'] = String(cors.maxAge);
-		delete headers['access-control-expose-headers'];
+export function preflight(cors: NormalizedCors, request: {method: string; header(name: string): string | undefined}, methods: ReadonlySet<string>): Answer | undefined {
+	if (request.method !== 'OPTIONS' || request.header('access-control-request-method') === undefined) return undefined;
+	const allowed = corsHeaders(cors, request.header('origin'));
+	const headers: HeaderList = allowed.filter(([name]) => name !== 'access-control-expose-headers');
+	if (allowed.length > 0) {
+		headers.push(
+			['access-control-allow-methods', [...methods].join(', ')],
+			['access-control-allow-headers', cors.allowHeaders],
+			['access-control-max-age', String(cors.maxAge)],
+		);
 	}
 
-	return new Response(null, {status: 204, headers});
+	return {status: 204, headers, body: new Uint8Array(0)};
 }
 
-/** `response` with `headers` added (a handler's headers may be immutable: the response is rebuilt). */
-export function withHeaders(response: Response, headers: Record<string, string>): Response {
-	const names = Object.keys(headers);
-	if (names.length === 0) return response;
-	const rebuilt = new Response(response.body, response);
-	for (const name of names) {
-		if (name === 'vary' && rebuilt.headers.has('vary')) rebuilt.headers.append('vary', headers[name]!);
-		else rebuilt.headers.set(name, headers[name]!);
-	}
-
-	return rebuilt;
+/** `answer` with `headers` added: a `Vary` joins the answer's own, the rest replace theirs. */
+export function withHeaders(answer: Answer, headers: HeaderList): Answer {
+	if (headers.length === 0) return answer;
+	const replaced = new Set(headers.filter(([name]) => name !== 'vary').map(([name]) => name));
+	return {...answer, headers: [...answer.headers.filter(([name]) => !replaced.has(name)), ...headers]};
 }

@@ -1,8 +1,12 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
-import {canonicalJson} from '../core/serialize.js';
-import {idempotency} from './idempotency.js';
-import {readBody, sendResponse, toRequest, type NodeRequest} from './node.js';
-import type {IdempotencyOptions} from './options.js';
+import {groupHeaders, headerList, joinHeader, NULL_BODY_STATUSES, type Answer, type HeaderList, type Incoming} from './exchange.js';
+import {honour, type HandlerContext} from './honour.js';
+import type {StoreContext} from './idempotency.js';
+import type {KeyStore} from './key-store.js';
+import {unkeyedLeaseContext} from './lease-flow.js';
+import type {NodeRequest} from './node.js';
+import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
+import {readNodeBody} from './read-body.js';
 
 /**
  * A request as Express hands it over: `body` is set when a body parser ran.
@@ -12,10 +16,11 @@ import type {IdempotencyOptions} from './options.js';
  *
  * const userOf = (req: ExpressRequestLike) => String(req.headers['x-user-id']);
  */
-export type ExpressRequestLike = NodeRequest & {body?: unknown; _body?: boolean};
+export type ExpressRequestLike = NodeRequest & {body?: unknown};
 
 /**
- * A response as Express hands it over: the key goes to `res.locals.idempotencyKey`.
+ * A response as Express hands it over: the key goes to `res.locals.idempotencyKey`, the whole
+ * context (`fence`, `signal`, or `tx`) to `res.locals.idempotency`.
  *
  * @example
  * import type {ExpressResponseLike} from 'sendonce/server';
@@ -32,49 +37,73 @@ export type ExpressResponseLike = ServerResponse & {locals?: Record<string, unkn
  *
  * const options: ExpressIdempotencyOptions = {scope: req => String((req as {user?: {id: string}}).user?.id)};
  */
-export type ExpressIdempotencyOptions<Required extends boolean = boolean> = Omit<IdempotencyOptions<Required>, 'scope'> & {
+export type ExpressIdempotencyOptions<Required extends boolean = boolean, Store extends AnyKeyStore = AnyKeyStore> = Omit<IdempotencyOptions<Required, Store>, 'scope'> & {
 	scope?: (request: ExpressRequestLike) => string | Promise<string>;
 };
 
-type Next = (error?: unknown) => void;
-
-interface Pending {
-	request: ExpressRequestLike;
-	response: ExpressResponseLike;
-	next: Next;
+/**
+ * The middleware `expressIdempotency()` returns. `context(res)` is what the route is given besides
+ * `req`: the key, and the fence and signal (lease store) or the transaction (transactional store).
+ *
+ * @example
+ * import {expressIdempotency, type ExpressIdempotency} from 'sendonce/server';
+ *
+ * const once: ExpressIdempotency<true> = expressIdempotency({required: true});
+ */
+export interface ExpressIdempotency<Required extends boolean = boolean, Store extends AnyKeyStore = KeyStore> {
+	(request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void): void;
+	/** The context of the request `response` answers, typed by the store. */
+	context(response: ServerResponse): StoreContext<Store, Required>;
 }
 
-/** The bytes to fingerprint: what a body parser made of the body, or the body itself (then parsed for the route). */
-async function bodyBytes(request: ExpressRequestLike): Promise<Uint8Array | undefined> {
-	if (request._body === true) {
-		const {body} = request;
-		if (Buffer.isBuffer(body)) return body;
-		if (typeof body === 'string') return Buffer.from(body);
-		return Buffer.from(canonicalJson(body ?? null));
-	}
+type Next = (error?: unknown) => void;
 
-	if (request.readableEnded) return undefined;
-	const bytes = await readBody(request);
-	// The stream is spent: hand the route what a body parser would have, and tell parsers after this one.
-	if (/^application\/(?:[\w.+-]+\+)?json/i.test(request.headers['content-type'] ?? '') && bytes.length > 0) {
-		try {
-			request.body = JSON.parse(bytes.toString('utf8')) as unknown;
-		} catch {
-			request.body = bytes;
-		}
-	} else {
-		request.body = bytes;
-	}
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json/i;
 
-	request._body = true;
-	return bytes;
+function expressIncoming(request: ExpressRequestLike): Incoming<ExpressRequestLike> {
+	return {
+		method: (request.method ?? 'GET').toUpperCase(),
+		target: request.originalUrl ?? request.url ?? '/',
+		header: name => joinHeader(request.headers[name]),
+		async body(limit) {
+			// A body parser before this middleware read the stream: what it made of it is the body.
+			if (request.readableEnded) {
+				if (request.body === undefined) {
+					throw new TypeError('Expected `req.body` after the request body was read: a middleware before expressIdempotency() read it and left nothing to fingerprint; put expressIdempotency() before it, or after a body parser');
+				}
+
+				return {value: request.body};
+			}
+
+			// No parser yet: read the bytes and put them back, so that a parser after this one reads them as usual.
+			const bytes = await readNodeBody(request, limit, {keep: true});
+			if (request.body === undefined || isEmptyObject(request.body)) request.body = parsed(request, bytes);
+			return {bytes};
+		},
+		native: request,
+	};
+}
+
+function isEmptyObject(value: unknown): boolean {
+	return typeof value === 'object' && value !== null && !Buffer.isBuffer(value) && Object.keys(value).length === 0;
+}
+
+/** What the route finds in `req.body` when no parser comes after this middleware: parsed JSON for a JSON type, else a Buffer. */
+function parsed(request: IncomingMessage, bytes: Uint8Array): unknown {
+	const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+	if (!JSON_TYPE.test(request.headers['content-type'] ?? '') || buffer.length === 0) return buffer;
+	try {
+		return JSON.parse(buffer.toString('utf8')) as unknown;
+	} catch {
+		return buffer;
+	}
 }
 
 /**
- * Lets the route after this middleware answer, and captures what it writes as a Fetch
- * `Response` instead of sending it, so that `idempotency()` can store it before it goes out.
+ * Lets the route after this middleware answer, and captures what it writes instead of sending
+ * it, so that the answer is stored (or committed) before it goes out.
  */
-function capture({response, next}: Pending): Promise<Response> {
+function capture(response: ServerResponse, next: Next): Promise<Answer> {
 	return new Promise(resolve => {
 		const chunks: Buffer[] = [];
 		const original = {writeHead: response.writeHead, write: response.write, end: response.end};
@@ -84,8 +113,13 @@ function capture({response, next}: Pending): Promise<Response> {
 		response.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
 			response.statusCode = status;
 			if (typeof rest[0] === 'string') response.statusMessage = rest[0];
-			const headers = rest.find(item => typeof item === 'object' && item !== null) as Record<string, string | string[]> | undefined;
-			for (const [name, value] of Object.entries(headers ?? {})) response.setHeader(name, value);
+			const headers = rest.find(item => typeof item === 'object' && item !== null) as Record<string, string | string[]> | string[] | undefined;
+			if (Array.isArray(headers)) {
+				for (let index = 0; index + 1 < headers.length; index += 2) response.appendHeader(headers[index]!, headers[index + 1]!);
+			} else {
+				for (const [name, value] of Object.entries(headers ?? {})) response.setHeader(name, value);
+			}
+
 			return this;
 		} as ServerResponse['writeHead'];
 		response.write = function (chunk: unknown, encoding?: unknown, callback?: unknown) {
@@ -97,60 +131,87 @@ function capture({response, next}: Pending): Promise<Response> {
 		response.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
 			if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
 			Object.assign(response, original);
-			const headers = new Headers();
-			for (const [name, value] of Object.entries(response.getHeaders())) {
-				if (value === undefined) continue;
-				for (const item of Array.isArray(value) ? value : [value]) headers.append(name, String(item));
-			}
-
 			const done = [chunk, encoding, callback].find(item => typeof item === 'function') as (() => void) | undefined;
-			const body = Buffer.concat(chunks);
-			const status = response.statusCode;
-			resolve(new Response([101, 103, 204, 205, 304].includes(status) ? null : body, {status, statusText: response.statusMessage, headers}));
-			done?.();
+			if (done) response.once('finish', done);
+			resolve({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: Buffer.concat(chunks)});
 			return this;
 		} as ServerResponse['end'];
 		next();
 	});
 }
 
+/** Sends an answer through a Node response: the route's own (its headers are already set), a replay or a problem. */
+export function writeAnswer(response: ServerResponse, answer: Answer): void {
+	response.statusCode = answer.status;
+	if (answer.statusText) response.statusMessage = answer.statusText;
+	for (const [name, value] of groupHeaders(answer.headers)) response.setHeader(name, value);
+	response.end(NULL_BODY_STATUSES.has(answer.status) ? undefined : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
+}
+
+function addHeaders(response: ServerResponse, headers: HeaderList): void {
+	for (const [name, value] of headers) {
+		if (name === 'vary') response.appendHeader(name, value);
+		else response.setHeader(name, value);
+	}
+}
+
+function setContext(response: ExpressResponseLike, ctx: HandlerContext): void {
+	if (!response.locals) return;
+	response.locals.idempotencyKey = ctx.key;
+	response.locals.idempotency = ctx;
+}
+
 /**
- * Express middleware that honours idempotency keys for the route after it, as
- * `idempotency()` does for a Fetch handler. Put it after your body parser (`express.json()`);
- * without one it reads the body itself and sets `req.body` (parsed JSON, else a Buffer). The
- * route finds the key in `res.locals.idempotencyKey`.
+ * Express middleware (Express 4 and 5) that honours idempotency keys for the route after it, as
+ * `idempotency()` does for a Fetch handler. A body parser may come before it (`express.json()`,
+ * `.raw()`, `.text()`, `.urlencoded()`: it fingerprints what the parser made of the body) or
+ * after it (it reads the bytes, at most `maxBody`, and puts them back for the parser); without
+ * one, `req.body` is the parsed JSON, else a Buffer. The route finds the key in
+ * `res.locals.idempotencyKey`, and everything it is given in `once.context(res)`.
  *
  * @example
  * import express from 'express';
  * import {expressIdempotency} from 'sendonce/server';
  *
  * const app = express();
- * app.post('/orders', express.json(), expressIdempotency({required: true}), (req, res) => {
- * 	res.status(201).json({id: 1, key: res.locals.idempotencyKey});
+ * const once = expressIdempotency({required: true});
+ * app.post('/orders', express.json(), once, (req, res) => {
+ * 	res.status(201).json({id: 1, key: once.context(res).key});
  * });
  */
-export function expressIdempotency<Required extends boolean = false>(options?: ExpressIdempotencyOptions<Required>): (request: IncomingMessage, response: ServerResponse, next: Next) => void {
-	const pending = new WeakMap<Request, Pending>();
-	const {scope, ...rest} = options ?? {};
-	if (scope !== undefined && typeof scope !== 'function') throw new TypeError(`Expected \`scope\` to be a function of the request, got ${typeof scope}`);
-	const once = idempotency<Required>({
-		...rest,
-		...(scope ? {scope: (request: Request) => scope(pending.get(request)!.request)} : {}),
-	} as IdempotencyOptions<Required>);
-	const handler = once(async (request, {key}) => {
-		const context = pending.get(request)!;
-		if (context.response.locals) context.response.locals.idempotencyKey = key;
-		return capture(context);
-	});
+export function expressIdempotency<Required extends boolean = false, Store extends AnyKeyStore = KeyStore>(options?: ExpressIdempotencyOptions<Required, Store>): ExpressIdempotency<Required, Store> {
+	const settings = normalizeOptions(options);
+	const contexts = new WeakMap<ServerResponse, HandlerContext>();
 
-	return (request, response, next) => {
+	const middleware = (request: IncomingMessage, response: ServerResponse, next: Next) => {
+		const remember = (ctx: HandlerContext) => {
+			contexts.set(response, ctx);
+			setContext(response, ctx);
+		};
+
 		const run = async () => {
-			const body = await bodyBytes(request as ExpressRequestLike);
-			const fetchRequest = toRequest(request, body);
-			pending.set(fetchRequest, {request: request as ExpressRequestLike, response, next});
-			await sendResponse(await handler(fetchRequest), response);
+			const verdict = await honour(settings, expressIncoming(request as ExpressRequestLike), async ctx => {
+				remember(ctx);
+				return capture(response, next);
+			});
+			if (verdict.type === 'pass') {
+				addHeaders(response, verdict.headers);
+				remember(unkeyedLeaseContext());
+				next();
+				return;
+			}
+
+			writeAnswer(response, verdict.answer);
 		};
 
 		run().catch(next);
 	};
+
+	return Object.assign(middleware, {
+		context(response: ServerResponse) {
+			const ctx = contexts.get(response);
+			if (!ctx) throw new TypeError('Expected a response that went through this middleware: context(res) is for the route after it');
+			return ctx as StoreContext<Store, Required>;
+		},
+	});
 }

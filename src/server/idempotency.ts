@@ -1,28 +1,35 @@
-import {readAnswer} from './answer.js';
-import {corsHeaders, preflight, withHeaders} from './cors.js';
-import {answerDuplicate} from './duplicate.js';
-import {parseKeyHeader} from './key-header.js';
-import {bodyOf} from './known-body.js';
-import {keepLease} from './lease.js';
-import {normalizeOptions, type IdempotencyOptions, type NormalizedOptions} from './options.js';
-import {problem} from './problem.js';
-import {requestFingerprint} from './request-fingerprint.js';
-import {releases} from './release-rule.js';
-import {randomUUID} from './web-crypto.js';
+import {NULL_BODY_STATUSES, type Answer, type HeaderList, type Incoming} from './exchange.js';
+import {honour} from './honour.js';
+import type {KeyStore} from './key-store.js';
+import {unkeyedLeaseContext, type LeaseContext} from './lease-flow.js';
+import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
+import {readStream} from './read-body.js';
+import type {TransactionContext} from './transaction-flow.js';
+import type {TransactionalKeyStore} from './transactional-store.js';
 
 /**
- * What the handler is given besides the request: the idempotency key (to pass on to Stripe, a
- * queue, an outbox row), and whatever the framework passed as its second argument (Next.js's
- * `params`). `key` is a string whenever `required` is true.
+ * What the handler is given besides the request and the framework's own context (Next.js's
+ * `params`): with a lease store, the key, the claim's `fence` and a `signal` that aborts when the
+ * lease is lost (`LeaseContext`); with a transactional store, the key and the transaction `tx`
+ * (`TransactionContext`). `key` is a string whenever `required` is true.
  *
  * @example
  * import type {IdempotencyContext} from 'sendonce/server';
  *
  * const keyOf = (ctx: IdempotencyContext<true>): string => ctx.key;
  */
-export type IdempotencyContext<Required extends boolean = boolean, Context extends object = object> = Context & {
-	key: Required extends true ? string : string | undefined;
-};
+export type IdempotencyContext<Required extends boolean = boolean, Context extends object = object, Store extends AnyKeyStore = KeyStore> = Context & StoreContext<Store, Required>;
+
+/**
+ * The context a store gives the handler: a transaction for a transactional store, a fence and a
+ * signal for a lease one.
+ *
+ * @example
+ * import type {KeyStore, StoreContext} from 'sendonce/server';
+ *
+ * const fenceOf = (ctx: StoreContext<KeyStore, true>): number => ctx.fence;
+ */
+export type StoreContext<Store extends AnyKeyStore, Required extends boolean> = Store extends TransactionalKeyStore<infer Tx> ? TransactionContext<Tx, Required> : LeaseContext<Required>;
 
 /**
  * A Fetch-standard handler: Next.js route handlers, Hono, Bun, Deno and Workers use it as is.
@@ -42,30 +49,63 @@ export type FetchHandler<Context extends object = object> = (request: Request, c
  *
  * const once: Idempotent<false> = idempotency();
  */
-export type Idempotent<Required extends boolean> = <Context extends object = object>(
-	handler: (request: Request, ctx: IdempotencyContext<Required, Context>) => Response | Promise<Response>,
+export type Idempotent<Required extends boolean, Store extends AnyKeyStore = KeyStore> = <Context extends object = object>(
+	handler: (request: Request, ctx: IdempotencyContext<Required, Context, Store>) => Response | Promise<Response>,
 ) => FetchHandler<Context>;
 
-/** The handler's answer, checked: anything else would leave its key claimed until the lease ends. */
-function checkResponse(response: unknown): Response {
+/** Bodies whose bytes an adapter reads itself (`toNodeHandler`): read from there, bounded, instead of through a clone of the stream. */
+const bodySources = new WeakMap<Request, (limit: number) => Promise<Uint8Array>>();
+
+/** Tells `idempotency()` where `request`'s body can be read from, bounded. */
+export function rememberBodySource(request: Request, read: (limit: number) => Promise<Uint8Array>): void {
+	bodySources.set(request, read);
+}
+
+function incoming(request: Request): Incoming<Request> {
+	return {
+		method: request.method.toUpperCase(),
+		get target() {
+			const url = new URL(request.url);
+			return url.pathname + url.search;
+		},
+		header: name => request.headers.get(name) ?? undefined,
+		// The handler reads the request itself: the bytes come from a clone, or from the adapter that holds them.
+		body: async limit => ({bytes: await (bodySources.get(request)?.(limit) ?? readStream(request.clone().body, limit))}),
+		native: request,
+	};
+}
+
+/** The handler's answer, checked, and read to the end. */
+async function answerOf(response: unknown): Promise<Answer> {
 	const candidate = response as Partial<Response> | null | undefined;
 	if (typeof candidate?.status !== 'number' || typeof candidate.arrayBuffer !== 'function' || typeof candidate.headers?.get !== 'function') {
+		// Anything else would leave its key claimed until the lease ends.
 		throw new TypeError(`Expected the handler to return a Response, got ${candidate === null ? 'null' : typeof candidate}`);
 	}
 
-	return response as Response;
+	const checked = response as Response;
+	return {status: checked.status, statusText: checked.statusText, headers: [...checked.headers], body: new Uint8Array(await checked.arrayBuffer())};
 }
 
-/** Keys of different scopes never meet: the scope comes first, then a space the key cannot hold. */
-function storageId(scope: string, key: string): string {
-	return scope === '' ? key : `${scope} ${key}`;
+/** An answer as a Fetch `Response`. */
+export function responseOf(answer: Answer): Response {
+	return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body as Uint8Array<ArrayBuffer>, {
+		status: answer.status,
+		...(answer.statusText ? {statusText: answer.statusText} : {}),
+		headers: answer.headers,
+	});
 }
 
-async function scopeOf(options: NormalizedOptions, request: Request): Promise<string> {
-	if (!options.scope) return '';
-	const scope = await options.scope(request);
-	if (typeof scope !== 'string') throw new TypeError(`Expected \`scope\` to return a string, got ${scope === null ? 'null' : typeof scope}`);
-	return scope;
+/** `response` with `headers` added (its own may be immutable: the response is rebuilt). */
+function withResponseHeaders(response: Response, headers: HeaderList): Response {
+	if (headers.length === 0) return response;
+	const rebuilt = new Response(response.body, response);
+	for (const [name, value] of headers) {
+		if (name === 'vary') rebuilt.headers.append(name, value);
+		else rebuilt.headers.set(name, value);
+	}
+
+	return rebuilt;
 }
 
 /**
@@ -74,7 +114,12 @@ async function scopeOf(options: NormalizedOptions, request: Request): Promise<st
  * with `Retry-After`; the handler's answer is stored for `ttl` and replayed to every later
  * duplicate with `Idempotent-Replayed: true`; the same key with another method, path or body
  * gets 422. A handler that throws or answers 5xx (408, 425, 429 too) releases the key, so the
- * client's retry runs it again: make the handler's own effect atomic, or pass `ctx.key` on.
+ * client's retry runs it again.
+ *
+ * With a lease store (memory, Redis, Postgres) the handler gets `ctx.fence` and `ctx.signal`:
+ * make its effect refuse a stale fence, or pass `ctx.key` on. With a transactional store
+ * (`postgresTransactional`, `kyselyTransactional`) it gets `ctx.tx`, and its writes commit with
+ * the key: exactly once by construction.
  *
  * @example
  * import {idempotency} from 'sendonce/server';
@@ -82,71 +127,18 @@ async function scopeOf(options: NormalizedOptions, request: Request): Promise<st
  * const once = idempotency({required: true});
  * export const POST = once(async (request, {key}) => Response.json({received: key}, {status: 201}));
  */
-export function idempotency<Required extends boolean = false>(options?: IdempotencyOptions<Required>): Idempotent<Required> {
+export function idempotency<Required extends boolean = false, Store extends AnyKeyStore = KeyStore>(options?: IdempotencyOptions<Required, Store>): Idempotent<Required, Store> {
 	const settings = normalizeOptions(options);
-	const {store, lease, ttl, cors} = settings;
 
-	return <Context extends object = object>(handler: (request: Request, ctx: IdempotencyContext<Required, Context>) => Response | Promise<Response>): FetchHandler<Context> => {
+	return <Context extends object = object>(handler: (request: Request, ctx: IdempotencyContext<Required, Context, Store>) => Response | Promise<Response>): FetchHandler<Context> => {
 		if (typeof handler !== 'function') throw new TypeError(`Expected the handler to be a function, got ${handler === null ? 'null' : typeof handler}`);
-		const run = (request: Request, context: Context | undefined, key: string | undefined) =>
-			handler(request, {...context, key} as IdempotencyContext<Required, Context>);
-
-		const honour = async (request: Request, context: Context | undefined): Promise<Response> => {
-			if (!settings.methods.has(request.method)) return run(request, context, undefined);
-			const parsed = parseKeyHeader(request.headers.get(settings.headerName));
-			if (parsed.type === 'malformed') return problem(400, 'Malformed idempotency key', `The ${settings.headerName} header is not a valid key: ${parsed.reason}.`);
-			if (parsed.type === 'missing') {
-				if (settings.required) return problem(400, 'Idempotency key missing', `This request must carry an ${settings.headerName} header, so that a retry of it runs once.`);
-				return run(request, context, undefined);
-			}
-
-			const {key} = parsed;
-			const url = new URL(request.url);
-			const body = await bodyOf(request);
-			const fingerprint = await requestFingerprint(request.method, url.pathname + url.search, request.headers.get('content-type'), body);
-			const id = storageId(await scopeOf(settings, request), key);
-			const token = randomUUID();
-			const found = await store.claim(id, {fingerprint, token, lease});
-
-			if (found.state !== 'claimed') return answerDuplicate(found, {key, fingerprint}, settings);
-
-			const report = (phase: 'renew' | 'complete' | 'release') => (error: unknown) => {
-				settings.onError(error, {key, phase});
-			};
-
-			const release = async () => store.release(id, {token}).catch(report('release'));
-			const stop = keepLease(store, id, token, lease, report('renew'));
-			let response: Response;
-			try {
-				response = checkResponse(await run(request, context, key));
-			} catch (error) {
-				stop();
-				await release();
-				throw error;
-			}
-
-			stop();
-			if (releases(response.status, settings.storeServerErrors)) {
-				await release();
-				return response;
-			}
-
-			let read: Awaited<ReturnType<typeof readAnswer>>;
-			try {
-				read = await readAnswer(response, settings.replayHeaders);
-			} catch (error) {
-				// The body failed midway: nothing can be stored, and the retry must be free to run.
-				await release();
-				throw error;
-			}
-
-			await store.complete(id, {token, fingerprint, answer: read.answer, ttl}).catch(report('complete'));
-			return read.response;
-		};
+		const call = (request: Request, context: Context | undefined, extra: object) =>
+			handler(request, {...context, ...extra} as IdempotencyContext<Required, Context, Store>);
 
 		return async (request, context) => {
-			if (!cors) return honour(request, context);
-			return preflight(cors, request, settings.methods) ?? withHeaders(await honour(request, context), corsHeaders(cors, request));
+			const verdict = await honour(settings, incoming(request), async extra => answerOf(await call(request, context, extra)));
+			if (verdict.type === 'pass') return withResponseHeaders(await call(request, context, unkeyedLeaseContext()), verdict.headers);
+			return responseOf(verdict.answer);
 		};
 	};
 }

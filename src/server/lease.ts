@@ -1,24 +1,71 @@
 import type {KeyStore} from './key-store.js';
+import {LeaseLostError} from './lease-lost-error.js';
+
+/** A running claim's lease, kept alive: its `signal` aborts when the lease is lost; `stop` ends the renewals. */
+export interface Held {
+	signal: AbortSignal;
+	stop(): void;
+}
 
 /**
- * Renews a claim every third of its lease while the handler runs, so that a slow handler
- * keeps its key and a crashed process lets it go after one lease. Stops on its own when the
- * claim was lost; returns the function that stops it.
+ * Renews a claim every third of its lease until stopped, so that a slow handler (and the
+ * reading of its answer) keeps its key and a crashed process lets it go after one lease. The
+ * lease is lost, and `signal` aborts with a `LeaseLostError`, when a renewal finds another
+ * holder, or when the lease runs out before a renewal was confirmed (the store is slow or
+ * unreachable: another process may take the key from then on). A deadline counts from when
+ * the confirmed request was sent, so it never ends later than the store's own lease.
  */
-export function keepLease(store: KeyStore, id: string, token: string, lease: number, onError: (error: unknown) => void): () => void {
+export function keepLease(
+	store: KeyStore,
+	claim: {id: string; key: string; fence: number; lease: number; sentAt: number},
+	onError: (error: unknown) => void,
+): Held {
+	const {id, key, fence, lease} = claim;
+	const controller = new AbortController();
 	let stopped = false;
-	const timer = setInterval(() => {
-		store.renew(id, {token, lease}).then(held => {
-			if (!held) stop();
-		}, onError);
-	}, Math.max(1, Math.floor(lease / 3)));
-	// A lease being renewed is no reason to keep the process alive.
-	(timer as {unref?: () => void}).unref?.();
+	let renewing = false;
+	let deadline: ReturnType<typeof setTimeout> | undefined;
+	const unref = (timer: unknown) => (timer as {unref?: () => void}).unref?.();
+
 	const stop = () => {
 		if (stopped) return;
 		stopped = true;
-		clearInterval(timer);
+		clearInterval(renewal);
+		clearTimeout(deadline);
 	};
 
-	return stop;
+	const lose = (why: string) => {
+		stop();
+		controller.abort(new LeaseLostError(`The lease of key ${JSON.stringify(key)} (fence ${fence}) was lost: ${why}. Another request may run its handler.`, {key, fence}));
+	};
+
+	const expireAt = (sentAt: number) => {
+		clearTimeout(deadline);
+		deadline = setTimeout(() => {
+			lose('no renewal was confirmed before it ran out');
+		}, Math.max(0, sentAt + lease - performance.now()));
+		unref(deadline);
+	};
+
+	const renew = () => {
+		// One renewal at a time: a stalled store must not collect a queue of them.
+		if (stopped || renewing) return;
+		renewing = true;
+		const sentAt = performance.now();
+		store.renew(id, {fence, lease}).then(held => {
+			renewing = false;
+			if (stopped) return;
+			if (held) expireAt(sentAt);
+			else lose('another claim or answer holds the key');
+		}, (error: unknown) => {
+			renewing = false;
+			onError(error);
+		});
+	};
+
+	// A lease being renewed is no reason to keep the process alive.
+	const renewal = setInterval(renew, Math.max(1, Math.floor(lease / 3)));
+	unref(renewal);
+	expireAt(claim.sentAt);
+	return {signal: controller.signal, stop};
 }

@@ -1,10 +1,13 @@
 import type {Claim, ClaimResult, KeyStore, StoredAnswer} from './key-store.js';
+import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 interface Entry {
 	fingerprint: string;
-	/** The holder's token while the handler runs; undefined once answered. */
-	token?: string;
+	fence: number;
+	/** While a handler holds the key: when its lease ends. */
+	leaseUntil?: number;
 	answer?: StoredAnswer;
+	/** When the entry may be forgotten: the claim's or the answer's `ttl`. */
 	expiresAt: number;
 }
 
@@ -26,19 +29,20 @@ export interface MemoryKeyStore extends KeyStore {
 
 /** How often, at most, a claim sweeps every expired entry out of the map. */
 const SWEEP_EVERY = 60_000;
+const KNOWN = new Set(['now']);
 
 /**
  * Keys in this process's memory: for development, tests and single-process servers. Keys are
  * lost on restart and not shared between processes; use `redisKeyStore` or `postgresKeyStore`
  * behind a load balancer. Time is `Date.now()` unless `now` says otherwise, so fake timers drive
- * its leases and TTLs.
+ * its leases and TTLs; fences are that clock in microseconds, or the key's last fence plus one.
  *
  * @example
  * import {idempotency, memoryKeyStore} from 'sendonce/server';
  *
  * const once = idempotency({store: memoryKeyStore()});
  */
-export function memoryKeyStore({now: clock = () => Date.now()}: {
+export function memoryKeyStore(options: {
 	/**
 	 * The time in epoch milliseconds, for a clock of the server's own (a test that moves the
 	 * clients' clock and not the server's).
@@ -46,6 +50,9 @@ export function memoryKeyStore({now: clock = () => Date.now()}: {
 	 */
 	now?: () => number;
 } = {}): MemoryKeyStore {
+	refuseUnknown(optionsObject(options), KNOWN);
+	const clock = options.now ?? (() => Date.now());
+	if (typeof clock !== 'function') throw new TypeError(`Expected \`now\` to be a function, got ${typeof clock}`);
 	const entries = new Map<string, Entry>();
 	let sweptAt = clock();
 
@@ -55,6 +62,12 @@ export function memoryKeyStore({now: clock = () => Date.now()}: {
 		for (const [id, entry] of entries) if (entry.expiresAt <= now) entries.delete(id);
 	};
 
+	/** The entry while `fence` is its running claim. */
+	const running = (id: string, fence: number) => {
+		const entry = entries.get(id);
+		return entry?.fence === fence && entry.leaseUntil !== undefined && entry.answer === undefined ? entry : undefined;
+	};
+
 	return {
 		get size() {
 			return entries.size;
@@ -62,36 +75,34 @@ export function memoryKeyStore({now: clock = () => Date.now()}: {
 		clear() {
 			entries.clear();
 		},
-		async claim(id: string, {fingerprint, token, lease}: Claim): Promise<ClaimResult> {
+		async claim(id: string, {fingerprint, lease, ttl}: Claim): Promise<ClaimResult> {
 			const now = clock();
 			sweep(now);
-			const entry = entries.get(id);
-			if (entry && entry.expiresAt > now) {
-				return entry.answer
-					? {state: 'done', fingerprint: entry.fingerprint, answer: entry.answer}
-					: {state: 'running', fingerprint: entry.fingerprint, leaseLeft: entry.expiresAt - now};
-			}
+			const found = entries.get(id);
+			const live = found && found.expiresAt > now ? found : undefined;
+			if (live?.answer) return {state: 'done', fingerprint: live.fingerprint, answer: live.answer};
+			if (live?.leaseUntil !== undefined && live.leaseUntil > now) return {state: 'running', fingerprint: live.fingerprint, leaseLeft: live.leaseUntil - now};
 
-			entries.set(id, {fingerprint, token, expiresAt: now + lease});
-			return {state: 'claimed'};
+			const fence = Math.max((found?.fence ?? 0) + 1, now * 1000);
+			entries.set(id, {fingerprint, fence, leaseUntil: now + lease, expiresAt: now + ttl});
+			// A claim whose lease ran out before it answered: its handler may have done its work.
+			return live?.leaseUntil === undefined ? {state: 'claimed', fence} : {state: 'claimed', fence, supersedes: live.fence};
 		},
-		async renew(id, {token, lease}) {
-			const now = clock();
-			const entry = entries.get(id);
-			if (entry?.token !== token || entry.expiresAt <= now) return false;
-			entry.expiresAt = now + lease;
+		async renew(id, {fence, lease}) {
+			const entry = running(id, fence);
+			if (!entry) return false;
+			entry.leaseUntil = clock() + lease;
 			return true;
 		},
-		async complete(id, {token, fingerprint, answer, ttl}) {
-			const now = clock();
-			const entry = entries.get(id);
-			// Another claim holds the key, or another answer is stored: not ours to write.
-			if (entry && entry.expiresAt > now && entry.token !== token) return false;
-			entries.set(id, {fingerprint, answer, expiresAt: now + ttl});
+		async complete(id, {fence, fingerprint, answer, ttl}) {
+			if (!running(id, fence)) return false;
+			entries.set(id, {fingerprint, fence, answer, expiresAt: clock() + ttl});
 			return true;
 		},
-		async release(id, {token}) {
-			if (entries.get(id)?.token === token) entries.delete(id);
+		async release(id, {fence}) {
+			const entry = running(id, fence);
+			// Kept, free, until it expires: the key's next claim gets a larger fence.
+			if (entry) delete entry.leaseUntil;
 		},
 	};
 }

@@ -1,26 +1,36 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
-import {rememberBody} from './known-body.js';
+import {rememberBodySource} from './idempotency.js';
+import {readNodeBody} from './read-body.js';
+import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 /** A request as `node:http` (and Express) hands it over. */
 export type NodeRequest = IncomingMessage & {originalUrl?: string};
 
-/** Reads a Node request's body to the end. */
-export async function readBody(request: IncomingMessage): Promise<Buffer> {
-	const chunks: Buffer[] = [];
-	for await (const chunk of request) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk as Buffer);
-	return Buffer.concat(chunks);
-}
-
-/** The Fetch `Request` for a Node request whose body has been read. */
-export function toRequest(request: NodeRequest, body: Uint8Array | undefined): Request {
+/**
+ * The Fetch `Request` for a Node request. Its body is read only when someone asks for it: the
+ * handler, or `idempotency()`, which reads it bounded by `maxBody` (and the handler then gets
+ * the same bytes).
+ */
+export function toRequest(request: NodeRequest): Request {
 	const encrypted = (request.socket as {encrypted?: boolean} | null)?.encrypted === true;
 	const url = new URL(request.originalUrl ?? request.url ?? '/', `${encrypted ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}`);
 	const headers = new Headers();
 	for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) headers.append(request.rawHeaders[index]!, request.rawHeaders[index + 1]!);
 	const method = request.method ?? 'GET';
-	const hasBody = method !== 'GET' && method !== 'HEAD' && body !== undefined && body.length > 0;
-	const fetchRequest = new Request(url, {method, headers, ...(hasBody ? {body: body as Uint8Array<ArrayBuffer>} : {})});
-	rememberBody(fetchRequest, hasBody ? body : new Uint8Array(0));
+	if (method === 'GET' || method === 'HEAD') return new Request(url, {method, headers});
+
+	let read: Promise<Uint8Array> | undefined;
+	const source = async (limit: number) => (read ??= readNodeBody(request, limit));
+	// highWaterMark 0: nothing is pulled before a reader asks, so the first to ask sets the bound.
+	const body = new ReadableStream<Uint8Array>({
+		async pull(controller) {
+			const bytes = await source(Number.POSITIVE_INFINITY);
+			if (bytes.length > 0) controller.enqueue(bytes);
+			controller.close();
+		},
+	}, {highWaterMark: 0});
+	const fetchRequest = new Request(url, {method, headers, body, duplex: 'half'} as RequestInit);
+	rememberBodySource(fetchRequest, source);
 	return fetchRequest;
 }
 
@@ -43,6 +53,8 @@ export async function sendResponse(response: Response, target: ServerResponse): 
 	target.end();
 }
 
+const KNOWN = new Set(['onError']);
+
 /**
  * Serves a Fetch-standard handler (such as one wrapped by `idempotency()`) from `node:http`.
  * A handler that throws is answered 500 and reported to `onError`.
@@ -56,14 +68,15 @@ export async function sendResponse(response: Response, target: ServerResponse): 
  */
 export function toNodeHandler(
 	handler: (request: Request) => Response | Promise<Response>,
-	{onError = error => console.error('sendonce/server: the handler threw', error)}: {onError?: (error: unknown) => void} = {},
+	options: {onError?: (error: unknown) => void} = {},
 ): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
 	if (typeof handler !== 'function') throw new TypeError(`Expected \`handler\` to be a function, got ${handler === null ? 'null' : typeof handler}`);
+	refuseUnknown(optionsObject(options), KNOWN);
+	const {onError = (error: unknown) => console.error('sendonce/server: the handler threw', error)} = options;
+	if (typeof onError !== 'function') throw new TypeError(`Expected \`onError\` to be a function, got ${typeof onError}`);
 	return async (request, response) => {
 		try {
-			const method = request.method ?? 'GET';
-			const body = method === 'GET' || method === 'HEAD' ? undefined : await readBody(request);
-			await sendResponse(await handler(toRequest(request, body)), response);
+			await sendResponse(await handler(toRequest(request)), response);
 		} catch (error) {
 			onError(error);
 			if (!response.headersSent) {

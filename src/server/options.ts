@@ -1,5 +1,7 @@
 import type {KeyStore} from './key-store.js';
 import {memoryKeyStore} from './memory.js';
+import {isTransactional, type TransactionalKeyStore} from './transactional-store.js';
+import {refuseUnknown} from './unknown-options.js';
 
 /**
  * Cross-origin settings for browser clients: which origins may call, and the headers they
@@ -33,13 +35,20 @@ export interface CorsOptions {
  * const options: IdempotencyOptions<true> = {store: memoryKeyStore(), required: true, lease: 10_000};
  * const once = idempotency(options);
  */
-export interface IdempotencyOptions<Required extends boolean = boolean> {
-	/** Where keys are claimed and answers kept. @default memoryKeyStore() (one process: dev and tests) */
-	store?: KeyStore;
+export interface IdempotencyOptions<Required extends boolean = boolean, Store extends AnyKeyStore = AnyKeyStore> {
+	/**
+	 * Where keys are claimed and answers kept. A `KeyStore` (memory, Redis, Postgres) holds a
+	 * lease while the handler runs; a transactional store (`postgresTransactional(pool)`,
+	 * `kyselyTransactional(db)`) claims the key inside the handler's own transaction, which it
+	 * hands over as `ctx.tx`. @default memoryKeyStore() (one process: dev and tests)
+	 */
+	store?: Store;
 	/** How long an answer is replayed, in ms. @default 86_400_000 (24 h) */
 	ttl?: number;
-	/** How long a claim lives unless the running handler renews it (it does, every third of it), in ms. @default 30_000 */
+	/** Lease mode: how long a claim lives unless the running handler renews it (it does, every third of it), in ms. Refused with a transactional store, where no claim can expire. @default 30_000 */
 	lease?: number;
+	/** The largest request body, in bytes, read to fingerprint a keyed request: a larger `Content-Length` is answered 413 before a byte is read, a longer stream 413 at the limit, and nothing is claimed. `Infinity` reads any size. @default 1_048_576 (1 MiB) */
+	maxBody?: number;
 	/** Keys are per scope (user, tenant): the same key in two scopes is two keys. @default one scope for all */
 	scope?: (request: Request) => string | Promise<string>;
 	/** A request of `methods` without a key gets 400; otherwise it runs without idempotency. @default false */
@@ -52,13 +61,42 @@ export interface IdempotencyOptions<Required extends boolean = boolean> {
 	retryAfter?: number;
 	/** Store and replay 5xx answers instead of releasing the key for a retry. @default false */
 	storeServerErrors?: boolean;
-	/** Response headers to store and replay besides the safe set (content-type, location, etag, …). @default [] */
+	/** Response headers to store and replay besides the safe set (content-type, location, etag, …); `set-cookie` is refused. @default [] */
 	replayHeaders?: readonly string[];
 	/** CORS headers for browser clients on other origins, and preflight answers; `true` is `{origin: '*'}`. @default undefined (no CORS headers) */
 	cors?: CorsOptions | boolean;
-	/** Told when the store fails after the handler ran (the answer is still sent). @default console.error */
-	onError?: (error: unknown, context: {key: string; phase: 'renew' | 'complete' | 'release'}) => void;
+	/**
+	 * Told when the store fails after the handler ran (the answer is still sent), and when a
+	 * claim lost its lease before its answer was stored (phase `'lease-lost'`, a
+	 * `LeaseLostError`): then another request may have run the handler too. @default console.error
+	 */
+	onError?: (error: unknown, context: ErrorContext) => void;
 }
+
+/**
+ * What `onError` is told besides the error: the key, what failed, and the fence of the claim
+ * concerned (lease mode).
+ *
+ * @example
+ * import type {ErrorContext} from 'sendonce/server';
+ *
+ * const log = (error: unknown, {key, phase}: ErrorContext) => console.warn(phase, key, error);
+ */
+export interface ErrorContext {
+	key: string;
+	phase: 'renew' | 'complete' | 'release' | 'lease-lost';
+	fence?: number;
+}
+
+/**
+ * Either kind of store `idempotency()` takes: a lease `KeyStore` or a transactional one.
+ *
+ * @example
+ * import {memoryKeyStore, type AnyKeyStore} from 'sendonce/server';
+ *
+ * const store: AnyKeyStore = memoryKeyStore();
+ */
+export type AnyKeyStore = KeyStore | TransactionalKeyStore<any>;
 
 export interface NormalizedCors {
 	origin: (origin: string) => string | undefined;
@@ -69,12 +107,16 @@ export interface NormalizedCors {
 }
 
 export interface NormalizedOptions {
-	store: KeyStore;
+	store: AnyKeyStore;
 	ttl: number;
 	lease: number;
-	scope: ((request: Request) => string | Promise<string>) | undefined;
+	maxBody: number;
+	/** Called with the framework's own request (a Fetch `Request`, Express's `req`, Fastify's `request`). */
+	scope: ((request: never) => string | Promise<string>) | undefined;
 	required: boolean;
 	headerName: string;
+	/** `headerName` in lower case, as headers are looked up. */
+	headerKey: string;
 	methods: ReadonlySet<string>;
 	retryAfter: number;
 	storeServerErrors: boolean;
@@ -99,6 +141,9 @@ export const SAFE_HEADERS = [
 ] as const;
 
 const DEFAULT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
+const KNOWN = new Set(['store', 'ttl', 'lease', 'maxBody', 'scope', 'required', 'headerName', 'methods', 'retryAfter', 'storeServerErrors', 'replayHeaders', 'cors', 'onError']);
+const CORS_KNOWN = new Set(['origin', 'credentials', 'allowHeaders', 'exposeHeaders', 'maxAge']);
+
 const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
 
 function describe(value: unknown): string {
@@ -151,6 +196,7 @@ function normalizeCors(value: unknown, headerName: string): NormalizedCors | und
 	}
 
 	const options = cors as Partial<CorsOptions>;
+	refuseUnknown(options, CORS_KNOWN, 'cors.');
 	const credentials = boolean('cors.credentials', options.credentials, false);
 	if (credentials && options.origin === '*') {
 		throw new TypeError('Expected `cors.origin` to name the allowed origins when `cors.credentials` is true: browsers refuse credentials with `*`');
@@ -165,9 +211,17 @@ function normalizeCors(value: unknown, headerName: string): NormalizedCors | und
 	};
 }
 
-function isKeyStore(value: unknown): value is KeyStore {
-	const store = value as Partial<Record<keyof KeyStore, unknown>> | null;
-	return typeof store === 'object' && store !== null && ['claim', 'renew', 'complete', 'release'].every(name => typeof store[name as keyof KeyStore] === 'function');
+function isKeyStore(value: unknown): value is AnyKeyStore {
+	const store = value as Record<string, unknown> | null;
+	if (typeof store !== 'object' || store === null) return false;
+	const methods = isTransactional(store) ? ['transaction', 'complete'] : ['claim', 'renew', 'complete', 'release'];
+	return methods.every(name => typeof store[name] === 'function');
+}
+
+function byteLimit(name: string, value: unknown, fallback: number): number {
+	if (value === undefined) return fallback;
+	if (value === Number.POSITIVE_INFINITY) return value;
+	return integer(name, value, fallback);
 }
 
 /** Validates `options` once and fills in every default. */
@@ -178,8 +232,14 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 	}
 
 	const given = options as IdempotencyOptions & Record<string, unknown>;
+	refuseUnknown(given, KNOWN);
 	if (given.store !== undefined && !isKeyStore(given.store)) {
-		throw new TypeError(`Expected \`store\` to be a key store with claim, renew, complete and release (memoryKeyStore(), redisKeyStore(client), postgresKeyStore(pool)), got ${describe(given.store)}`);
+		throw new TypeError(`Expected \`store\` to be a key store with claim, renew, complete and release (memoryKeyStore(), redisKeyStore(client), postgresKeyStore(pool)) or a transactional one (postgresTransactional(pool)), got ${describe(given.store)}`);
+	}
+
+	const transactional = isTransactional(given.store);
+	if (transactional && given.lease !== undefined) {
+		throw new TypeError('Unknown option `lease` with a transactional store: the key is claimed inside the handler\'s transaction, so no claim can expire');
 	}
 
 	if (given.scope !== undefined && typeof given.scope !== 'function') {
@@ -202,22 +262,30 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 
 	const lease = integer('lease', given.lease, 30_000);
 	const ttl = integer('ttl', given.ttl, 86_400_000);
-	if (ttl < lease) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least \`lease\` (${lease} ms): an answer is kept at least as long as a claim`);
+	if (!transactional && ttl < lease) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least \`lease\` (${lease} ms): an answer is kept at least as long as a claim`);
+
+	const replayHeaders = headerNames('replayHeaders', given.replayHeaders).map(name => name.toLowerCase());
+	if (replayHeaders.includes('set-cookie')) {
+		throw new TypeError('Expected `replayHeaders` without `set-cookie`: a cookie belongs to the session of the client it was set for, and a replay may reach another one');
+	}
 
 	return {
 		store: given.store ?? memoryKeyStore(),
 		ttl,
 		lease,
+		maxBody: byteLimit('maxBody', given.maxBody, 1_048_576),
 		scope: given.scope,
 		required: boolean('required', given.required, false),
 		headerName,
+		headerKey: headerName.toLowerCase(),
 		methods: new Set((methods as string[]).map(method => method.toUpperCase())),
 		retryAfter: integer('retryAfter', given.retryAfter, 1, {zero: true}),
 		storeServerErrors: boolean('storeServerErrors', given.storeServerErrors, false),
-		replayHeaders: new Set([...SAFE_HEADERS, ...headerNames('replayHeaders', given.replayHeaders).map(name => name.toLowerCase())]),
+		replayHeaders: new Set([...SAFE_HEADERS, ...replayHeaders]),
 		cors: normalizeCors(given.cors, headerName),
 		onError: given.onError ?? ((error, {key, phase}) => {
-			console.error(`sendonce/server: the key store failed to ${phase} key ${key}`, error);
+			if (phase === 'lease-lost') console.error(`sendonce/server: key ${key} lost its lease before its answer was stored: its handler may have run twice`, error);
+			else console.error(`sendonce/server: the key store failed to ${phase} key ${key}`, error);
 		}),
 	};
 }

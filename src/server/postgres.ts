@@ -1,5 +1,14 @@
-// `sendonce/server/postgres`: keys in a PostgreSQL table, shared by every process.
+// `sendonce/server/postgres`: keys in a PostgreSQL table, shared by every process; in lease mode
+// (`postgresKeyStore`) or inside the handler's own transaction (`postgresTransactional`).
 import type {ClaimResult, KeyStore} from './key-store.js';
+import {after, bytea, commonOptions, explainOldTable, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import {sqlTransactional, type SqlResult, type TransactionalStoreOptions} from './postgres-transactional.js';
+import {inlineStatement} from './sql-literal.js';
+import type {TransactionalKeyStore} from './transactional-store.js';
+import {optionsObject, refuseUnknown} from './unknown-options.js';
+
+export {tableSql} from './postgres-table.js';
+export type {TransactionalStoreOptions} from './postgres-transactional.js';
 
 /**
  * A `pg` Pool (or Client, or anything with pg's `query(text, values)`).
@@ -19,77 +28,39 @@ export interface PostgresQueryable {
  *
  * const options: PostgresKeyStoreOptions = {table: 'billing.idempotency_keys', createTable: false};
  */
-export interface PostgresKeyStoreOptions {
+export interface PostgresKeyStoreOptions extends CleanupOptions {
 	/** The table, optionally schema-qualified (`schema.table`). @default 'sendonce_idempotency_keys' */
 	table?: string;
 	/** Create the table (and its index) on first use when it does not exist. @default true */
 	createTable?: boolean;
-	/** Expired rows a claim deletes, at most once per `cleanupInterval`. 0 turns it off (then schedule the documented `DELETE`). @default 100 */
-	cleanupLimit?: number;
-	/** Milliseconds between two cleanups from one store. @default 60_000 */
-	cleanupInterval?: number;
-}
-
-const IDENTIFIER = /^[A-Za-z_][\w$]{0,62}$/;
-
-/**
- * The SQL that creates the store's table and its index, for a migration when `createTable`
- * is false (docs/server.md shows it for the default table).
- *
- * @example
- * import {tableSql} from 'sendonce/server/postgres';
- *
- * console.log(tableSql('billing.idempotency_keys'));
- */
-export function tableSql(table = 'sendonce_idempotency_keys'): string {
-	const name = quoteTable(table);
-	const index = `"${table.split('.').at(-1)!}_expires_at"`;
-	return `CREATE TABLE IF NOT EXISTS ${name} (
-	id text PRIMARY KEY,
-	fingerprint text NOT NULL,
-	token text,
-	status smallint,
-	headers jsonb,
-	body bytea,
-	expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${index} ON ${name} (expires_at);`;
-}
-
-function quoteTable(table: unknown): string {
-	const parts = typeof table === 'string' ? table.split('.') : [];
-	if (parts.length === 0 || parts.length > 2 || !parts.every(part => IDENTIFIER.test(part))) {
-		throw new TypeError(`Expected \`table\` to be a table name, optionally with its schema (\`schema.table\`), got ${JSON.stringify(table)}`);
-	}
-
-	return parts.map(part => `"${part}"`).join('.');
-}
-
-function count(name: string, value: unknown, fallback: number): number {
-	if (value === undefined) return fallback;
-	if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new TypeError(`Expected \`${name}\` to be a non-negative integer, got ${JSON.stringify(value)}`);
-	return value;
 }
 
 interface Row {
-	claimed: boolean;
+	state: 'claimed' | 'done' | 'running' | 'free';
+	fence: string;
 	fingerprint: string | null;
-	token: string | null;
 	status: number | null;
-	headers: Record<string, string> | null;
-	body: Buffer | null;
+	headers: Array<[string, string]> | null;
+	body: Uint8Array | null;
 	lease_left: number | null;
 }
 
-/** Postgres's errors for a table created by another process at the same moment. */
-const CREATED_CONCURRENTLY = new Set(['23505', '42P07']);
+const KNOWN = new Set(['table', 'createTable', 'cleanupInterval', 'cleanupBatch', 'cleanupLimit']);
+
+function checkQueryable(pool: unknown, what: string): asserts pool is PostgresQueryable {
+	if (typeof (pool as {query?: unknown} | null)?.query !== 'function') {
+		throw new TypeError(`Expected \`pool\` to be ${what}, got ${pool === null ? 'null' : typeof pool}`);
+	}
+}
 
 /**
- * Keys in a PostgreSQL table: a claim is one statement (`INSERT … ON CONFLICT DO NOTHING`,
- * which also reads what holds the key when it cannot take it), so two processes never both
- * run the handler; a row whose lease or ttl ran out is taken over by one more `UPDATE`. Time is the database's clock. The table is made
- * on first use unless `createTable: false`; expired rows are deleted by claims, a bounded
- * batch at a time (`cleanupLimit`), and by the `DELETE` in docs/server.md if you schedule it.
+ * Keys in a PostgreSQL table, in lease mode: a claim is one statement (`INSERT … ON CONFLICT DO
+ * NOTHING`, which also reads what holds the key when it cannot take it), so two processes never
+ * both run the handler; a row whose lease or ttl ran out is taken over by one more `UPDATE`, with
+ * a larger fence. Time and fences come from the database's clock. The table is made on first use
+ * unless `createTable: false`; expired rows are deleted off the request path, all of them once
+ * per `cleanupInterval`. When the handler's effect is a write to the same database, prefer
+ * `postgresTransactional`: the key then commits with the effect.
  *
  * @example
  * import pg from 'pg';
@@ -100,95 +71,170 @@ const CREATED_CONCURRENTLY = new Set(['23505', '42P07']);
  * const once = idempotency({store: postgresKeyStore(pool)});
  */
 export function postgresKeyStore(pool: PostgresQueryable, options: PostgresKeyStoreOptions = {}): KeyStore {
-	if (typeof (pool as {query?: unknown} | null)?.query !== 'function') {
-		throw new TypeError(`Expected \`pool\` to be a pg Pool or Client (an object with \`query\`), got ${pool === null ? 'null' : typeof pool}`);
-	}
-
-	const table = options.table ?? 'sendonce_idempotency_keys';
-	const name = quoteTable(table);
-	const createTable = options.createTable ?? true;
-	if (typeof createTable !== 'boolean') throw new TypeError(`Expected \`createTable\` to be a boolean, got ${JSON.stringify(createTable)}`);
-	const cleanupLimit = count('cleanupLimit', options.cleanupLimit, 100);
-	const cleanupInterval = count('cleanupInterval', options.cleanupInterval, 60_000);
-	const expiry = (parameter: number) => `now() + $${parameter} * interval '1 millisecond'`;
-
-	// DO NOTHING leaves a held or answered row untouched: no row lock, no WAL, no commit to
-	// flush, so a replay or a 409 costs a read. The rare expired row is taken over by `takeover`.
-	const claimStatement = (cleanup: boolean) => `WITH ${cleanup ? `swept AS (
-	DELETE FROM ${name} WHERE id IN (
-		SELECT id FROM ${name} WHERE expires_at <= now() AND id <> $1 ORDER BY expires_at LIMIT ${cleanupLimit} FOR UPDATE SKIP LOCKED
-	)
-), ` : ''}claim AS (
-	INSERT INTO ${name} (id, fingerprint, token, expires_at) VALUES ($1, $2, $3, ${expiry(4)})
-	ON CONFLICT (id) DO NOTHING
-	RETURNING id
-)
-SELECT true AS claimed, NULL AS fingerprint, NULL AS token, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left FROM claim
-UNION ALL
-SELECT false, fingerprint, token, status, headers, body, extract(epoch FROM expires_at - now()) * 1000
-FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
-	// A claim or an answer that expired before anything deleted it: take it, unless another request just did.
-	const takeover = `UPDATE ${name} SET fingerprint = $2, token = $3, status = NULL, headers = NULL, body = NULL, expires_at = ${expiry(4)}
-WHERE id = $1 AND expires_at <= now()`;
-	const claimSql = claimStatement(false);
-	const claimAndCleanSql = claimStatement(true);
-	let ready: Promise<void> | undefined;
-	const prepare = async (): Promise<void> => {
-		if (!createTable) return;
-		ready ??= (async () => {
-			try {
-				await pool.query(tableSql(table));
-			} catch (error) {
-				if (!CREATED_CONCURRENTLY.has((error as {code?: string}).code ?? '')) throw error;
-			}
-		})().catch((error: unknown) => {
-			// Forget the failure: the next request tries again (the database may be back).
-			ready = undefined;
-			throw error;
-		});
-		await ready;
+	checkQueryable(pool, 'a pg Pool or Client (an object with `query`)');
+	refuseUnknown(optionsObject(options), KNOWN);
+	const {table, name, createTable, interval, batch} = commonOptions(options);
+	const run: Sql = async (text, values) => {
+		const result = await pool.query(text, values);
+		return {rows: result.rows, count: result.rowCount ?? 0};
 	};
 
-	let cleanedAt = Number.NEGATIVE_INFINITY;
+	const prepare = tableMaker(run, table, createTable);
+	const sweep = sweeper(run, name, {interval, batch});
+	// DO NOTHING leaves a held or answered row untouched: no row lock, no WAL, no commit to
+	// flush, so a replay or a 409 costs a read. The rare free row is taken over by `takeoverSql`.
+	const claimSql = `WITH claim AS (
+	INSERT INTO ${name} (id, fingerprint, fence, lease_until, expires_at) VALUES ($1, $2, ${MICROS}, ${after(3)}, ${after(4)})
+	ON CONFLICT (id) DO NOTHING
+	RETURNING fence
+)
+SELECT 'claimed' AS state, fence::text AS fence, NULL AS fingerprint, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left FROM claim
+UNION ALL
+SELECT CASE WHEN expires_at <= now() THEN 'free' WHEN status IS NOT NULL THEN 'done' WHEN lease_until > now() THEN 'running' ELSE 'free' END,
+	fence::text, fingerprint, status, headers, body, extract(epoch FROM lease_until - now()) * 1000
+FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
+	// Free: past its ttl, released, or a lease that ran out unanswered (then its fence is reported).
+	const takeoverSql = `WITH old AS (
+	SELECT fence, lease_until, status FROM ${name}
+	WHERE id = $1 AND (expires_at <= now() OR (status IS NULL AND (lease_until IS NULL OR lease_until <= now())))
+	FOR UPDATE
+)
+UPDATE ${name} SET fingerprint = $2, fence = GREATEST(old.fence + 1, ${MICROS}), lease_until = ${after(3)}, status = NULL, headers = NULL, body = NULL, expires_at = ${after(4)}
+FROM old WHERE ${name}.id = $1
+RETURNING ${name}.fence::text AS fence, CASE WHEN old.status IS NULL AND old.lease_until IS NOT NULL THEN old.fence::text END AS supersedes`;
+	const running = `id = $1 AND fence = $2 AND status IS NULL AND lease_until IS NOT NULL`;
+
 	return {
-		async claim(id, {fingerprint, token, lease}): Promise<ClaimResult> {
+		async claim(id, {fingerprint, lease, ttl}): Promise<ClaimResult> {
 			await prepare();
-			const now = Date.now();
-			const cleanup = cleanupLimit > 0 && now - cleanedAt >= cleanupInterval;
-			if (cleanup) cleanedAt = now;
-			const values = [id, fingerprint, token, lease];
-			// Another request's claim can commit between this statement's snapshot and its insert:
-			// then it sees no row. Rare; ask again.
-			for (let attempt = 0; ; attempt++) {
-				const {rows} = await pool.query(cleanup && attempt === 0 ? claimAndCleanSql : claimSql, values);
+			const values = [id, fingerprint, lease, ttl];
+			for (let attempt = 0; attempt < 6; attempt++) {
+				const {rows} = await run(claimSql, values).catch((error: unknown) => explainOldTable(error, table));
 				const row = rows[0] as Row | undefined;
-				if (row?.claimed) return {state: 'claimed'};
-				if (row && row.lease_left !== null && row.lease_left > 0) {
-					return row.token === null
-						? {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? {}, body: row.body ?? Buffer.alloc(0)}}
-						: {state: 'running', fingerprint: row.fingerprint!, leaseLeft: Math.ceil(row.lease_left)};
+				if (row?.state === 'claimed') {
+					sweep();
+					return {state: 'claimed', fence: Number(row.fence)};
 				}
 
-				if (row && (await pool.query(takeover, values)).rowCount === 1) return {state: 'claimed'};
-				if (attempt >= 5) throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after ${attempt + 1} tries`);
+				if (row?.state === 'done') return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
+				if (row?.state === 'running') return {state: 'running', fingerprint: row.fingerprint!, leaseLeft: Math.max(0, Math.ceil(row.lease_left ?? 0))};
+				if (row) {
+					const taken = (await run(takeoverSql, values)).rows[0] as {fence: string; supersedes: string | null} | undefined;
+					if (taken) return taken.supersedes === null ? {state: 'claimed', fence: Number(taken.fence)} : {state: 'claimed', fence: Number(taken.fence), supersedes: Number(taken.supersedes)};
+				}
+
+				// Another request's claim committed between this statement's snapshot and its insert, or took the free row first: ask again.
 			}
+
+			throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after 6 tries`);
 		},
-		async renew(id, {token, lease}) {
-			const {rowCount} = await pool.query(`UPDATE ${name} SET expires_at = ${expiry(3)} WHERE id = $1 AND token = $2 AND expires_at > now()`, [id, token, lease]);
-			return rowCount === 1;
+		async renew(id, {fence, lease}) {
+			return (await run(`UPDATE ${name} SET lease_until = ${after(3)} WHERE ${running}`, [id, String(fence), lease])).count === 1;
 		},
-		async complete(id, {token, fingerprint, answer, ttl}) {
-			// Held by this token, or by no one (its lease ran out and no one took over).
-			const {rowCount} = await pool.query(
-				`INSERT INTO ${name} AS held (id, fingerprint, token, status, headers, body, expires_at) VALUES ($1, $3, NULL, $4, $5, $6, ${expiry(7)})
-				ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint, token = NULL, status = excluded.status, headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at
-				WHERE held.token = $2 OR held.expires_at <= now()`,
-				[id, token, fingerprint, answer.status, JSON.stringify(answer.headers), Buffer.from(answer.body), ttl],
+		async complete(id, {fence, fingerprint, answer, ttl}) {
+			const {count} = await run(
+				`UPDATE ${name} SET fingerprint = $3, status = $4, headers = $5, body = $6, lease_until = NULL, expires_at = ${after(7)} WHERE ${running}`,
+				[id, String(fence), fingerprint, answer.status, JSON.stringify(answer.headers), bytea(answer.body), ttl],
 			);
-			return rowCount === 1;
+			return count === 1;
 		},
-		async release(id, {token}) {
-			await pool.query(`DELETE FROM ${name} WHERE id = $1 AND token = $2`, [id, token]);
+		async release(id, {fence}) {
+			// Kept, free, until it expires: the key's next claim gets a larger fence.
+			await run(`UPDATE ${name} SET lease_until = NULL WHERE ${running}`, [id, String(fence)]);
 		},
 	};
+}
+
+/**
+ * A pg Pool (or anything whose `connect()` hands out clients with `query` and `release`).
+ *
+ * @example
+ * import type {PostgresPool} from 'sendonce/server/postgres';
+ * import pg from 'pg';
+ *
+ * const pool: PostgresPool = new pg.Pool();
+ */
+export interface PostgresPool {
+	connect(): Promise<PostgresQueryable & {release(error?: Error | boolean): void}>;
+	query(text: string, values?: unknown[]): Promise<{rows: unknown[]; rowCount?: number | null}>;
+}
+
+/**
+ * The client a pool hands out (`pg.PoolClient` for a `pg.Pool`): what the handler gets as `ctx.tx`.
+ *
+ * @example
+ * import type {PoolClientOf} from 'sendonce/server/postgres';
+ * import type pg from 'pg';
+ *
+ * type Tx = PoolClientOf<pg.Pool>; // pg.PoolClient
+ */
+export type PoolClientOf<Pool> = Pool extends {connect(): Promise<infer Client>; connect(callback: (...args: never[]) => void): void}
+	? Client
+	: Pool extends {connect(): Promise<infer Client>} ? Client : never;
+
+/**
+ * Keys claimed inside the handler's own PostgreSQL transaction (node-postgres): the handler gets
+ * the transaction's client as `ctx.tx`, and its writes, the key's row and the answer commit
+ * together or not at all. A throw or a 5xx rolls everything back; a crash ends the transaction
+ * with its connection, so the retry runs at once; a duplicate waits for the row (`wait`, then
+ * 409) and replays the committed answer. Exactly once, with no lease to lose.
+ *
+ * @example
+ * import pg from 'pg';
+ * import {idempotency} from 'sendonce/server';
+ * import {postgresTransactional} from 'sendonce/server/postgres';
+ *
+ * const pool = new pg.Pool({connectionString: process.env.DATABASE_URL});
+ * const once = idempotency({store: postgresTransactional(pool), required: true});
+ * export const POST = once(async (request, {tx}) => {
+ * 	const {rows} = await tx.query('INSERT INTO orders (body) VALUES ($1) RETURNING id', [await request.text()]);
+ * 	return Response.json(rows[0], {status: 201});
+ * });
+ */
+export function postgresTransactional<Pool extends PostgresPool>(pool: Pool, options: TransactionalStoreOptions = {}): TransactionalKeyStore<PoolClientOf<Pool>> {
+	checkQueryable(pool, 'a pg Pool (an object with `connect` and `query`)');
+	if (typeof (pool as {connect?: unknown}).connect !== 'function') throw new TypeError('Expected `pool` to be a pg Pool (an object with `connect` and `query`), got an object without `connect`');
+	type Client = PoolClientOf<Pool> & PostgresQueryable & {release(error?: Error | boolean): void};
+	const result = (raw: {rows: unknown[]; rowCount?: number | null}): SqlResult => ({rows: raw.rows, count: raw.rowCount ?? 0});
+	return sqlTransactional<PoolClientOf<Pool>>({
+		async transaction(first, work) {
+			const client = await pool.connect() as Client;
+			let broken: Error | undefined;
+			// A checked-out client's lost connection is an `error` event too (the pool listens only to
+			// idle ones): unheard, it would crash the process. The query that was running rejects anyway.
+			const onError = (error: unknown) => {
+				broken = error instanceof Error ? error : new Error(String(error));
+			};
+			(client as {on?: (event: 'error', listener: (error: unknown) => void) => void}).on?.('error', onError);
+			try {
+				let opened: SqlResult | undefined;
+				// The claim rides with BEGIN: one round trip, its values written in as literals.
+				const inline = first && inlineStatement(first.text, first.values);
+				if (inline === undefined) {
+					await client.query('BEGIN');
+					if (first) opened = result(await client.query(first.text, first.values));
+				} else {
+					const results = await client.query(`BEGIN;\n${inline}`) as unknown as Array<{rows: unknown[]; rowCount?: number | null}>;
+					opened = result(results.at(-1)!);
+				}
+
+				const {commit, value} = await work(client, opened);
+				await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+				return value;
+			} catch (error) {
+				// A connection that cannot even roll back is not handed out again.
+				await client.query('ROLLBACK').catch((rollback: unknown) => {
+					broken ??= rollback instanceof Error ? rollback : new Error(String(rollback));
+				});
+				throw error;
+			} finally {
+				// A broken client keeps the listener: the pool destroys it, and it may say so again.
+				if (!broken) (client as {off?: (event: 'error', listener: (error: unknown) => void) => void}).off?.('error', onError);
+				client.release(broken);
+			}
+		},
+		async query(tx, text, values) {
+			return result(await ((tx as Client | undefined) ?? pool).query(text, values));
+		},
+	}, options);
 }

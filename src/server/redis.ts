@@ -1,9 +1,10 @@
 // `sendonce/server/redis`: keys in Redis, shared by every process behind a load balancer.
 import {createHash} from 'node:crypto';
 import type {ClaimResult, KeyStore, StoredAnswer} from './key-store.js';
+import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 /**
- * A node-redis client (v4 or v5, `createClient()`) or an ioredis client (`new Redis()`), as
+ * A node-redis client (v4, v5 or v6, `createClient()`) or an ioredis client (`new Redis()`), as
  * far as this store uses it: one command at a time.
  *
  * @example
@@ -26,35 +27,51 @@ export interface RedisKeyStoreOptions {
 	prefix?: string;
 }
 
-// A running claim is `running:<fingerprint>:<token>`; an answer is JSON (`{`…). Each script is
-// one atomic step, and one round trip. `held` checks that ARGV[1] (`:<token>`) holds the key.
-const HELD = `local function held(current, suffix)
-	return current ~= false and string.sub(current, 1, 8) == 'running:' and string.sub(current, -#suffix) == suffix
+// A key is a hash: `s` its state (`r` running, `d` done, `f` free: released), `f` the
+// fingerprint, `n` the fence, `l` the end of the lease (µs, Redis's clock), `a` the answer
+// (JSON). Each script is one atomic step and one round trip. Fences and times are written with
+// `%.0f`: Lua's own `tostring` would round them to 14 digits.
+const PRELUDE = `local function micros()
+	local t = redis.call('TIME')
+	return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local current = redis.call('GET', KEYS[1])
+local function fmt(n) return string.format('%.0f', n) end
 `;
 
-const CLAIM = `local current = redis.call('GET', KEYS[1])
-if current then return {current, redis.call('PTTL', KEYS[1])} end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return false`;
+// Running, and the claim named by its fence (ARGV[1]).
+const HELD = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 's', 'n')
+if held[1] ~= 'r' or held[2] ~= ARGV[1] then return 0 end
+`;
 
-const RENEW = `${HELD}if not held(current, ARGV[1]) then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+const CLAIM = `${PRELUDE}local now = micros()
+local h = redis.call('HMGET', KEYS[1], 's', 'f', 'n', 'l', 'a')
+local state, fence = h[1], tonumber(h[3])
+if state == 'd' then return {'d', h[2], h[5]} end
+if state == 'r' and tonumber(h[4]) > now then return {'r', h[2], fmt(math.ceil((tonumber(h[4]) - now) / 1000))} end
+local next = now
+if fence and fence + 1 > next then next = fence + 1 end
+redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[1], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[2]) * 1000))
+redis.call('HDEL', KEYS[1], 'a')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if state == 'r' then return {'c', fmt(next), fmt(fence)} end
+return {'c', fmt(next)}`;
+
+const RENEW = `${HELD}redis.call('HSET', KEYS[1], 'l', fmt(micros() + tonumber(ARGV[2]) * 1000))
 return 1`;
 
-// An expired claim is gone from Redis: then no one holds the key and the answer may be stored.
-const COMPLETE = `${HELD}if current and not held(current, ARGV[1]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+const COMPLETE = `${HELD}redis.call('HSET', KEYS[1], 's', 'd', 'f', ARGV[2], 'a', ARGV[3])
+redis.call('HDEL', KEYS[1], 'l')
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
-const RELEASE = `${HELD}if held(current, ARGV[1]) then redis.call('DEL', KEYS[1]) end
+// Free, kept until its ttl: the key's next claim gets a larger fence.
+const RELEASE = `${HELD}redis.call('HSET', KEYS[1], 's', 'f')
+redis.call('HDEL', KEYS[1], 'l')
 return 1`;
 
 interface StoredJson {
-	f: string;
 	s: number;
-	h: Record<string, string>;
+	h: Array<[string, string]>;
 	/** The body, base64. */
 	b: string;
 }
@@ -78,15 +95,17 @@ function commander(client: unknown): (args: string[]) => Promise<unknown> {
 		return async args => redis.sendCommand(args);
 	}
 
-	throw new TypeError(`Expected \`client\` to be a node-redis (v4, v5) or ioredis client, got ${describe(client)}`);
+	throw new TypeError(`Expected \`client\` to be a node-redis (v4, v5, v6) or ioredis client, got ${describe(client)}`);
 }
 
 const SHA1 = new Map([CLAIM, RENEW, COMPLETE, RELEASE].map(script => [script, createHash('sha1').update(script).digest('hex')]));
+const KNOWN = new Set(['prefix']);
 
 /**
- * Keys in Redis: a claim is one Lua script (get-or-set with a `PX` lease, so a crashed
- * process's claim expires after `lease`), and a stored answer expires with `ttl`. Works with
- * node-redis v4 and v5 and with ioredis; connect the client before the first request.
+ * Keys in Redis: a claim is one Lua script (a hash per key, its lease's end and its fence read
+ * from Redis's own clock, so a crashed process's claim expires after `lease` whatever the
+ * servers' clocks say), and a key is kept for `ttl`. Works with node-redis v4 to v6 and with
+ * ioredis, on Redis 5 or later; connect the client before the first request.
  *
  * @example
  * import {createClient} from 'redis';
@@ -96,8 +115,10 @@ const SHA1 = new Map([CLAIM, RENEW, COMPLETE, RELEASE].map(script => [script, cr
  * const redis = await createClient({url: process.env.REDIS_URL}).connect();
  * const once = idempotency({store: redisKeyStore(redis)});
  */
-export function redisKeyStore(client: RedisClientLike, {prefix = 'sendonce:'}: RedisKeyStoreOptions = {}): KeyStore {
+export function redisKeyStore(client: RedisClientLike, options: RedisKeyStoreOptions = {}): KeyStore {
 	const send = commander(client);
+	refuseUnknown(optionsObject(options), KNOWN);
+	const {prefix = 'sendonce:'} = options;
 	if (typeof prefix !== 'string') throw new TypeError(`Expected \`prefix\` to be a string, got ${typeof prefix}`);
 
 	// EVALSHA sends 40 bytes instead of the script; the first call after a restart loads it.
@@ -112,27 +133,23 @@ export function redisKeyStore(client: RedisClientLike, {prefix = 'sendonce:'}: R
 	};
 
 	return {
-		async claim(id, {fingerprint, token, lease}): Promise<ClaimResult> {
-			const found = await run(CLAIM, id, `running:${fingerprint}:${token}`, String(lease));
-			if (found === null || found === undefined) return {state: 'claimed'};
-			const [value, left] = found as [string, number | string];
-			if (value.startsWith('running:')) {
-				return {state: 'running', fingerprint: value.slice(8, value.lastIndexOf(':')), leaseLeft: Math.max(0, Number(left))};
-			}
-
-			const stored = JSON.parse(value) as StoredJson;
+		async claim(id, {fingerprint, lease, ttl}): Promise<ClaimResult> {
+			const [state, first, second] = await run(CLAIM, id, fingerprint, String(lease), String(ttl)) as [string, string, string | undefined];
+			if (state === 'c') return second === undefined ? {state: 'claimed', fence: Number(first)} : {state: 'claimed', fence: Number(first), supersedes: Number(second)};
+			if (state === 'r') return {state: 'running', fingerprint: first, leaseLeft: Math.max(0, Number(second))};
+			const stored = JSON.parse(second!) as StoredJson;
 			const answer: StoredAnswer = {status: stored.s, headers: stored.h, body: Buffer.from(stored.b, 'base64')};
-			return {state: 'done', fingerprint: stored.f, answer};
+			return {state: 'done', fingerprint: first, answer};
 		},
-		async renew(id, {token, lease}) {
-			return Number(await run(RENEW, id, `:${token}`, String(lease))) === 1;
+		async renew(id, {fence, lease}) {
+			return Number(await run(RENEW, id, String(fence), String(lease))) === 1;
 		},
-		async complete(id, {token, fingerprint, answer, ttl}) {
-			const stored: StoredJson = {f: fingerprint, s: answer.status, h: answer.headers, b: Buffer.from(answer.body).toString('base64')};
-			return Number(await run(COMPLETE, id, `:${token}`, JSON.stringify(stored), String(ttl))) === 1;
+		async complete(id, {fence, fingerprint, answer, ttl}) {
+			const stored: StoredJson = {s: answer.status, h: answer.headers, b: Buffer.from(answer.body).toString('base64')};
+			return Number(await run(COMPLETE, id, String(fence), fingerprint, JSON.stringify(stored), String(ttl))) === 1;
 		},
-		async release(id, {token}) {
-			await run(RELEASE, id, `:${token}`);
+		async release(id, {fence}) {
+			await run(RELEASE, id, String(fence));
 		},
 	};
 }

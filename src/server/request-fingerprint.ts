@@ -1,21 +1,50 @@
 import {canonicalJson} from '../core/serialize.js';
+import type {RequestBody} from './exchange.js';
 import {sha256Hex} from './web-crypto.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const encoder = new TextEncoder();
 
 /**
  * The body as it is fingerprinted: canonical JSON (object keys sorted, as sendonce's client
  * writes it) when it is JSON, so that the same values in another key order match; its bytes
  * otherwise.
  */
-function canonicalBody(contentType: string | null, body: Uint8Array): Uint8Array {
-	if (body.length === 0 || contentType === null || !JSON_TYPE.test(contentType)) return body;
+function canonicalBytes(contentType: string | undefined, body: Uint8Array): Uint8Array {
+	if (body.length === 0 || contentType === undefined || !JSON_TYPE.test(contentType)) return body;
 	try {
-		return new TextEncoder().encode(canonicalJson(JSON.parse(new TextDecoder('utf-8', {fatal: true}).decode(body))));
+		return encoder.encode(canonicalJson(JSON.parse(new TextDecoder('utf-8', {fatal: true}).decode(body))));
 	} catch {
 		// Not valid JSON after all: the bytes are the body.
 		return body;
 	}
+}
+
+/**
+ * The bytes a body is fingerprinted by: canonical JSON for a JSON body (bytes, or the value a
+ * parser made of them: the same string either way), a parsed string's or Buffer's bytes, the
+ * canonical JSON of any other parsed value (a form parsed into an object).
+ */
+function bodyBytes(contentType: string | undefined, body: RequestBody): Uint8Array {
+	if ('bytes' in body) return canonicalBytes(contentType, body.bytes);
+	const {value} = body;
+	if (value instanceof Uint8Array) return canonicalBytes(contentType, value);
+	if (typeof value === 'string') return canonicalBytes(contentType, encoder.encode(value));
+	if (value === undefined) return new Uint8Array(0);
+	return encoder.encode(canonicalJson(value));
+}
+
+async function digest(method: string, target: string, body: Uint8Array): Promise<string> {
+	const head = encoder.encode(`${method.toUpperCase()} ${target}\n`);
+	const bytes = new Uint8Array(head.length + body.length);
+	bytes.set(head);
+	bytes.set(body, head.length);
+	return sha256Hex(bytes);
+}
+
+/** The fingerprint of a request whose body is bytes or a parser's value (see `requestFingerprint`). */
+export async function fingerprintOf(method: string, target: string, contentType: string | undefined, body: RequestBody): Promise<string> {
+	return digest(method, target, bodyBytes(contentType, body));
 }
 
 /**
@@ -29,10 +58,5 @@ function canonicalBody(contentType: string | null, body: Uint8Array): Uint8Array
  * const fingerprint = await requestFingerprint('POST', '/orders', 'application/json', new TextEncoder().encode('{"b":1,"a":2}'));
  */
 export async function requestFingerprint(method: string, path: string, contentType: string | null, body: Uint8Array): Promise<string> {
-	const head = new TextEncoder().encode(`${method.toUpperCase()} ${path}\n`);
-	const canonical = canonicalBody(contentType, body);
-	const bytes = new Uint8Array(head.length + canonical.length);
-	bytes.set(head);
-	bytes.set(canonical, head.length);
-	return sha256Hex(bytes);
+	return digest(method, path, canonicalBytes(contentType ?? undefined, body));
 }

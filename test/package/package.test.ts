@@ -34,10 +34,11 @@ if (typeof tsupConfig === 'function' || Array.isArray(tsupConfig) || Array.isArr
 const tsupEntries: Record<string, string> = tsupConfig.entry ?? {};
 
 /**
- * What the user's app has besides sendonce: the frameworks, React's types (Vue ships its own), and
- * axios, which sendonce/axios loads (the ky and TanStack Query entries import only their types).
+ * What the user's app has besides sendonce: the frameworks, React's types (Vue ships its own),
+ * axios, which sendonce/axios loads, and Kysely, which sendonce/server/kysely loads (the ky and
+ * TanStack Query entries import only their types).
  */
-const FRAMEWORKS = ['react', 'vue', '@types/react', 'axios'];
+const FRAMEWORKS = ['react', 'vue', '@types/react', 'axios', 'kysely'];
 
 let temporary: string;
 let tarball: string;

@@ -1,13 +1,15 @@
-import {randomUUID} from 'node:crypto';
 import {readFileSync} from 'node:fs';
 import {fileURLToPath} from 'node:url';
 import type pg from 'pg';
 import {afterAll, beforeAll, describe, expect, inject, test} from 'vitest';
-import {postgresKeyStore, tableSql} from '../../src/server/postgres.js';
+import {Kysely, PostgresDialect} from 'kysely';
+import {memoryKeyStore, toNodeHandler} from '../../src/server.js';
+import {kyselyTransactional} from '../../src/server/kysely.js';
+import {postgresKeyStore, postgresTransactional, tableSql} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
 import {dropTable, openNodeRedis, openPool, uniqueName} from './stores.js';
 
-const claim = (lease = 30_000) => ({fingerprint: 'f', token: randomUUID(), lease});
+const claim = (lease = 30_000) => ({fingerprint: 'f', lease, ttl: 60_000});
 
 describe('what the store factories accept', () => {
 	test.each([
@@ -15,13 +17,13 @@ describe('what the store factories accept', () => {
 		[{}, 'an object without `call` or `sendCommand`'],
 		['redis://localhost', 'string'],
 	])('redisKeyStore(%o) names what it expected', (client, got) => {
-		expect(() => redisKeyStore(client as never)).toThrow(new TypeError(`Expected \`client\` to be a node-redis (v4, v5) or ioredis client, got ${got}`));
+		expect(() => redisKeyStore(client as never)).toThrow(new TypeError(`Expected \`client\` to be a node-redis (v4, v5, v6) or ioredis client, got ${got}`));
 	});
 
 	test('redisKeyStore sends node-redis clients raw commands as arrays and ioredis clients through call()', async () => {
 		const sent: unknown[] = [];
-		await redisKeyStore({sendCommand: async (args: string[]) => (sent.push(args), null)}).claim('k', claim());
-		await redisKeyStore({call: async (...args: string[]) => (sent.push(args), null), sendCommand: () => undefined} as never).claim('k', claim());
+		await redisKeyStore({sendCommand: async (args: string[]) => (sent.push(args), ['c', '1'])}).claim('k', claim());
+		await redisKeyStore({call: async (...args: string[]) => (sent.push(args), ['c', '1']), sendCommand: () => undefined} as never).claim('k', claim());
 		expect(sent.map(args => (args as string[]).slice(0, 4))).toEqual([['EVALSHA', expect.stringMatching(/^[\da-f]{40}$/), '1', 'sendonce:k'], ['EVALSHA', expect.stringMatching(/^[\da-f]{40}$/), '1', 'sendonce:k']]);
 	});
 
@@ -29,9 +31,30 @@ describe('what the store factories accept', () => {
 		[{table: 'drop table x;'}, /^Expected `table` to be a table name, optionally with its schema/],
 		[{table: 'a.b.c'}, /^Expected `table` to be a table name/],
 		[{createTable: 'yes'}, /^Expected `createTable` to be a boolean/],
-		[{cleanupLimit: -1}, /^Expected `cleanupLimit` to be a non-negative integer/],
+		[{cleanupInterval: -1}, /^Expected `cleanupInterval` to be a non-negative integer/],
+		[{cleanupBatch: 0}, /^Expected `cleanupBatch` to be a positive integer/],
+		[{cleanupLimit: 100}, /^Unknown option `cleanupLimit`: cleanup now deletes every expired row/],
+		[{nope: 1}, /^Unknown option `nope`; expected one of table, createTable, cleanupInterval, cleanupBatch/],
 	])('postgresKeyStore(pool, %o) throws a TypeError', (options, message) => {
+		expect(() => postgresKeyStore({query: async () => ({rows: []})}, options as never)).toThrow(TypeError);
 		expect(() => postgresKeyStore({query: async () => ({rows: []})}, options as never)).toThrow(message);
+	});
+
+	test.each([
+		['memoryKeyStore', () => memoryKeyStore({nope: 1} as never), /^Unknown option `nope`; expected one of now$/],
+		['redisKeyStore', () => redisKeyStore({sendCommand: async () => null}, {prefx: 'a:'} as never), /^Unknown option `prefx`; expected one of prefix$/],
+		['postgresTransactional', () => postgresTransactional({query: async () => ({rows: []}), connect: async () => ({query: async () => ({rows: []}), release() {}})}, {wiat: 10} as never), /^Unknown option `wiat`; expected one of table, createTable, wait/],
+		['kyselyTransactional', () => kyselyTransactional(new Kysely({dialect: new PostgresDialect({pool: async () => openPool()})}), {table: 'ok', tabel: 'x'} as never), /^Unknown option `tabel`/],
+		['toNodeHandler', () => toNodeHandler(async () => new Response(), {onErorr: () => undefined} as never), /^Unknown option `onErorr`; expected one of onError$/],
+	])('%s refuses an unknown option, naming it', (_, make, message) => {
+		expect(make).toThrow(TypeError);
+		expect(make).toThrow(message);
+	});
+
+	test('postgresTransactional and kyselyTransactional refuse what is not a pool or a Kysely', () => {
+		expect(() => postgresTransactional({query: async () => ({rows: []})} as never)).toThrow(/^Expected `pool` to be a pg Pool \(an object with `connect` and `query`\)/);
+		expect(() => kyselyTransactional({} as never)).toThrow(/^Expected `db` to be a Kysely instance, got object/);
+		expect(() => postgresTransactional({query: async () => ({rows: []}), connect: async () => ({query: async () => ({rows: []}), release() {}})}, {wait: 0})).toThrow(/^Expected `wait` to be a positive integer, got 0/);
 	});
 
 	test('postgresKeyStore refuses what is not a pool', () => {
@@ -47,7 +70,7 @@ describe.skipIf(inject('redisUrl') === null)('redisKeyStore on a real Redis', ()
 		const store = redisKeyStore({sendCommand: async (args: string[]) => (sent.push(args[0]!), client.sendCommand(args))}, {prefix});
 		try {
 			await client.sendCommand(['SCRIPT', 'FLUSH']);
-			expect(await store.claim('k', claim())).toEqual({state: 'claimed'});
+			expect(await store.claim('k', claim())).toMatchObject({state: 'claimed'});
 			expect(await store.claim('k', claim())).toMatchObject({state: 'running', fingerprint: 'f'});
 			expect(sent).toEqual(['EVALSHA', 'EVAL', 'EVALSHA']);
 		} finally {
@@ -80,31 +103,56 @@ describe.skipIf(inject('databaseUrl') === null)('postgresKeyStore on a real Post
 		const name = table();
 		const store = postgresKeyStore(pool, {table: name});
 		expect(await exists(name)).toBe(false);
-		expect(await store.claim('k', claim())).toEqual({state: 'claimed'});
+		expect(await store.claim('k', claim())).toMatchObject({state: 'claimed'});
 		expect(await exists(name)).toBe(true);
 
 		const docs = readFileSync(fileURLToPath(new URL('../../docs/server.md', import.meta.url)), 'utf8');
 		expect(docs).toContain(tableSql());
 	});
 
+	test('sixteen processes starting at once all find the table made, none fails making it', async () => {
+		const name = table();
+		const pools = Array.from({length: 16}, () => openPool());
+		try {
+			// Connected first, so that the sixteen statements reach the server together.
+			await Promise.all(pools.map(async own => own.query('SELECT 1')));
+			const results = await Promise.all(pools.map(async (own, index) => postgresKeyStore(own, {table: name}).claim(`k-${index}`, claim())));
+			expect(results.map(result => result.state)).toEqual(Array.from({length: 16}, () => 'claimed'));
+		} finally {
+			await Promise.all(pools.map(async own => own.end()));
+		}
+	});
+
 	test('createTable: false uses the table as it is, and fails plainly when it is missing', async () => {
 		const name = table();
 		await expect(postgresKeyStore(pool, {table: name, createTable: false}).claim('k', claim())).rejects.toThrow(`relation "${name}" does not exist`);
 		await pool.query(tableSql(name));
-		expect(await postgresKeyStore(pool, {table: name, createTable: false}).claim('k', claim())).toEqual({state: 'claimed'});
+		expect(await postgresKeyStore(pool, {table: name, createTable: false}).claim('k', claim())).toMatchObject({state: 'claimed'});
 	});
 
-	test('a claim deletes expired rows, at most cleanupLimit of them, and keeps live ones', async () => {
+	test('a table an earlier sendonce made (without fences) is named as such, not as a missing column', async () => {
 		const name = table();
-		const setup = postgresKeyStore(pool, {table: name, cleanupLimit: 0});
-		for (let index = 0; index < 5; index++) await setup.claim(`old-${index}`, claim());
+		await pool.query(`CREATE TABLE "${name}" (id text PRIMARY KEY, fingerprint text NOT NULL, token text, status smallint, headers jsonb, body bytea, expires_at timestamptz NOT NULL)`);
+		await expect(postgresKeyStore(pool, {table: name}).claim('k', claim())).rejects.toThrow(`the table "${name}" has the columns of an earlier sendonce`);
+	});
+
+	test('a claim starts a cleanup that deletes every expired row, batch after batch, and keeps live ones; the next waits cleanupInterval', async () => {
+		const name = table();
+		const setup = postgresKeyStore(pool, {table: name, cleanupInterval: 0});
+		for (let index = 0; index < 25; index++) await setup.claim(`old-${index}`, claim());
 		await setup.claim('live', claim());
 		await pool.query(`UPDATE "${name}" SET expires_at = now() - interval '1 minute' WHERE id LIKE 'old-%'`);
+		const ids = async () => (await pool.query(`SELECT id FROM "${name}" ORDER BY id`)).rows.map(row => row.id as string);
 
-		await postgresKeyStore(pool, {table: name, cleanupLimit: 3}).claim('new', claim());
-		const left = (await pool.query(`SELECT id FROM "${name}" ORDER BY id`)).rows.map(row => row.id as string);
-		expect(left.filter(id => id.startsWith('old-'))).toHaveLength(2);
-		expect(left).toEqual(expect.arrayContaining(['live', 'new']));
+		const store = postgresKeyStore(pool, {table: name, cleanupBatch: 10});
+		await store.claim('new', claim());
+		await expect.poll(ids).toEqual(['live', 'new']);
+
+		// Within the interval, a claim starts no cleanup.
+		await pool.query(`UPDATE "${name}" SET expires_at = now() - interval '1 minute' WHERE id = 'live'`);
+		await store.claim('newer', claim());
+		await store.claim('newest', claim());
+		expect(await ids()).toEqual(['live', 'new', 'newer', 'newest']);
 	});
 
 	test("the docs' cron DELETE removes every expired row and nothing else", async () => {

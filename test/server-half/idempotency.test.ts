@@ -148,13 +148,14 @@ describe('leases', () => {
 		expect(seen).toEqual(['slow']);
 	});
 
-	test("a crashed process's claim (never renewed) answers 409 until its lease ends, then the retry runs", async () => {
+	test("a crashed process's claim (never renewed) answers 409 until its lease ends, then the retry runs and reports the lost lease", async () => {
 		vi.useFakeTimers();
 		const store = memoryKeyStore();
 		// What a process that died mid-handler leaves behind: a claim no one renews.
 		const fingerprint = await requestFingerprint('POST', '/orders', 'application/json', encode('{"order":1}'));
-		await store.claim('crashed', {fingerprint, token: 'dead-process', lease: 2000});
-		const {handle, seen} = counted({store, lease: 2000});
+		const dead = await store.claim('crashed', {fingerprint, lease: 2000, ttl: 60_000});
+		const reports: unknown[] = [];
+		const {handle, seen} = counted({store, lease: 2000, onError: (error, context) => reports.push([(error as Error).name, context])});
 
 		await vi.advanceTimersByTimeAsync(1999);
 		const early = await handle(request('crashed'));
@@ -163,6 +164,7 @@ describe('leases', () => {
 		await vi.advanceTimersByTimeAsync(1);
 		expect((await handle(request('crashed'))).status).toBe(201);
 		expect(seen).toEqual(['crashed']);
+		expect(reports).toEqual([['LeaseLostError', {key: 'crashed', phase: 'lease-lost', fence: (dead as {fence: number}).fence}]]);
 	});
 });
 
@@ -214,7 +216,7 @@ describe('what is stored and replayed', () => {
 		const store = memoryKeyStore();
 		const handle = idempotency({store})(async () => ({status: 201}) as unknown as Response);
 		await expect(handle(request('not-a-response'))).rejects.toThrow(/^Expected the handler to return a Response, got object/);
-		expect(await store.claim('not-a-response', {fingerprint: 'f', token: 't', lease: 1000})).toEqual({state: 'claimed'});
+		expect(await store.claim('not-a-response', {fingerprint: 'f', lease: 1000, ttl: 60_000})).toMatchObject({state: 'claimed'});
 	});
 
 	test('a store that fails after the work still sends the answer, and reports the failure', async () => {
@@ -225,7 +227,7 @@ describe('what is stored and replayed', () => {
 		}};
 		const handle = idempotency({store: broken, onError: (error, context) => errors.push([String(error), context])})(async () => new Response('done', {status: 201}));
 		expect(await (await handle(request('lost'))).text()).toBe('done');
-		expect(errors).toEqual([['Error: redis is gone', {key: 'lost', phase: 'complete'}]]);
+		expect(errors).toEqual([['Error: redis is gone', {key: 'lost', phase: 'complete', fence: expect.any(Number)}]]);
 	});
 });
 

@@ -2,9 +2,11 @@ import {fork, type ChildProcess} from 'node:child_process';
 import {randomUUID} from 'node:crypto';
 import {fileURLToPath} from 'node:url';
 import {afterAll, afterEach, describe, expect, inject, test, vi} from 'vitest';
+import pg from 'pg';
 import {idempotency} from '../../src/server.js';
+import {postgresTransactional} from '../../src/server/postgres.js';
 import type {AppMessage} from '../server/idempotent-app.js';
-import {storeKinds, uniqueName, type OpenStore} from './stores.js';
+import {dropTable, openPool, storeKinds, uniqueName, type OpenStore} from './stores.js';
 
 const APP = fileURLToPath(new URL('../server/idempotent-app.ts', import.meta.url));
 
@@ -85,7 +87,7 @@ for (const {kind, environment} of engines) {
 			expect(answers.filter(answer => answer.status !== 201).map(answer => answer.status)).toEqual(Array.from({length: 50 - succeeded.length}, () => 409));
 		}, 30_000);
 
-		test('a process killed mid-handler: 409 until its lease ends, then a retry runs the handler once and succeeds', async () => {
+		test('a process killed mid-handler: 409 until its lease ends, then a retry runs the handler once, succeeds and reports the lost lease', async () => {
 			// Long enough for the kill, the lost connection and the first retry on a loaded machine.
 			const lease = 4000;
 			// The second server's store is open before the crash: the first retry must land inside the lease.
@@ -102,7 +104,8 @@ for (const {kind, environment} of engines) {
 
 			// The second server: the same store, with the same lease.
 			let runs = 0;
-			const handle = idempotency({store: second, lease})(async () => Response.json({run: ++runs}, {status: 201}));
+			const reports: string[] = [];
+			const handle = idempotency({store: second, lease, onError: (_error, {phase}) => reports.push(phase)})(async () => Response.json({run: ++runs}, {status: 201}));
 			const retry = () => handle(new Request('http://api.test/orders', {method: 'POST', headers: {'idempotency-key': key, 'content-type': 'application/json'}, body: '{"order":"o-1","total":42}'}));
 
 			expect((await retry()).status).toBe(409);
@@ -117,6 +120,51 @@ for (const {kind, environment} of engines) {
 			expect(runs).toBe(1);
 			expect((await retry()).headers.get('idempotent-replayed')).toBe('true');
 			expect(runs).toBe(1);
+			// The dead process may have done its work: the run that took its key over says so.
+			expect(reports).toEqual(['lease-lost']);
 		}, 30_000);
 	});
 }
+
+describe.skipIf(inject('databaseUrl') === null)('a server process with postgresTransactional', () => {
+	let pool: pg.Pool;
+	const table = `sendonce_test_${uniqueName()}`;
+	const effects = `sendonce_effects_${uniqueName()}`;
+	afterAll(async () => {
+		if (!pool) return;
+		await dropTable(pool, table);
+		await dropTable(pool, effects);
+		await pool.end();
+	});
+
+	test('killed mid-handler (SIGKILL): its effect and its claim roll back together, and the retry runs at once, once', async () => {
+		pool = openPool();
+		await pool.query(`CREATE TABLE "${effects}" (key text NOT NULL, pid int NOT NULL)`);
+		const crashing = await startApp({STORE: 'postgres-tx', DATABASE_URL: inject('databaseUrl')!, TABLE: table, EFFECTS_TABLE: effects, WORK_MS: '60000'});
+		const key = randomUUID();
+		const lost = order(crashing.url, key).catch(() => 'connection lost');
+		// Its effect is written, uncommitted, when it says it started.
+		await vi.waitFor(() => {
+			expect(crashing.started).toEqual([key]);
+		}, {timeout: 10_000});
+		crashing.child.kill('SIGKILL');
+		expect(await lost).toBe('connection lost');
+
+		// The retry, on another server with the same table: the dead connection's transaction is gone
+		// as soon as PostgreSQL sees the connection close, so the key is free at once, no lease to wait out.
+		let runs = 0;
+		const handle = idempotency({store: postgresTransactional(pool, {table, wait: 5000})})(async (_request, {key: claimed, tx}) => {
+			runs++;
+			await tx.query(`INSERT INTO "${effects}" (key, pid) VALUES ($1, $2)`, [claimed, process.pid]);
+			return Response.json({run: runs}, {status: 201});
+		});
+		const retry = () => handle(new Request('http://api.test/orders', {method: 'POST', headers: {'idempotency-key': key, 'content-type': 'application/json'}, body: '{"order":"o-1","total":42}'}));
+		const answer = await retry();
+
+		expect(answer.status).toBe(201);
+		expect(runs).toBe(1);
+		expect((await retry()).headers.get('idempotent-replayed')).toBe('true');
+		const {rows} = await pool.query(`SELECT pid FROM "${effects}" WHERE key = $1`, [key]);
+		expect(rows).toEqual([{pid: process.pid}]);
+	}, 30_000);
+});

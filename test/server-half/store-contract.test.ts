@@ -1,6 +1,6 @@
 import {randomUUID} from 'node:crypto';
 import {afterAll, afterEach, beforeAll, describe, expect, test, vi} from 'vitest';
-import {idempotency, type KeyStore, type StoredAnswer} from '../../src/server.js';
+import {idempotency, type ClaimResult, type KeyStore, type StoredAnswer} from '../../src/server.js';
 import {storeKinds, type OpenStore} from './stores.js';
 
 // Short leases against the real engines where a test waits one out (their clocks cannot be
@@ -11,12 +11,19 @@ const LONG = 30_000;
 
 const answer: StoredAnswer = {
 	status: 201,
-	headers: {'content-type': 'application/octet-stream', location: '/orders/7'},
+	// Two values of one header are two entries, both kept.
+	headers: [['content-type', 'application/octet-stream'], ['location', '/orders/7'], ['link', '</a>; rel=a'], ['link', '</b>; rel=b']],
 	// Bytes that are not UTF-8: the body is stored as bytes.
 	body: Uint8Array.from([0, 1, 2, 0xff, 0xfe, 0x80, 123]),
 };
 
-const claim = (fingerprint = 'f1', lease = LONG) => ({fingerprint, token: randomUUID(), lease});
+const claim = (fingerprint = 'f1', lease = LONG) => ({fingerprint, lease, ttl: 60_000});
+
+/** The fence of a claim that took the key (and fails the test when it did not). */
+function fenceOf(result: ClaimResult): number {
+	expect(result).toMatchObject({state: 'claimed', fence: expect.any(Number)});
+	return (result as {fence: number}).fence;
+}
 
 for (const kind of storeKinds) {
 	// The engines' tests mostly wait out real leases: they wait together. Memory's share one fake clock.
@@ -45,9 +52,11 @@ for (const kind of storeKinds) {
 		let serial = 0;
 		const id = () => `key-${++serial}-${randomUUID()}`;
 
-		test('the first claim takes the key; the next sees it running, with its fingerprint and the lease left', async () => {
+		test('the first claim takes the key with a fence; the next sees it running, with its fingerprint and the lease left', async () => {
 			const key = id();
-			expect(await store.claim(key, claim('f1'))).toEqual({state: 'claimed'});
+			const first = await store.claim(key, claim('f1'));
+			expect(first).toEqual({state: 'claimed', fence: expect.any(Number)});
+			expect(Number.isSafeInteger(fenceOf(first))).toBe(true);
 			const second = await store.claim(key, claim('f2'));
 			expect(second).toMatchObject({state: 'running', fingerprint: 'f1'});
 			expect(second.state === 'running' && second.leaseLeft).toBeGreaterThan(0);
@@ -61,11 +70,10 @@ for (const kind of storeKinds) {
 			expect(results.filter(result => result.state === 'running')).toHaveLength(24);
 		});
 
-		test('a completed key replays its answer, byte for byte, with the first fingerprint', async () => {
+		test('a completed key replays its answer, byte for byte, every header value kept, with the first fingerprint', async () => {
 			const key = id();
-			const mine = claim('f1');
-			await store.claim(key, mine);
-			expect(await store.complete(key, {token: mine.token, fingerprint: 'f1', answer, ttl: 60_000})).toBe(true);
+			const fence = fenceOf(await store.claim(key, claim('f1')));
+			expect(await store.complete(key, {fence, fingerprint: 'f1', answer, ttl: 60_000})).toBe(true);
 
 			const replay = await store.claim(key, claim('f1'));
 			expect(replay).toMatchObject({state: 'done', fingerprint: 'f1', answer: {status: 201, headers: answer.headers}});
@@ -73,17 +81,18 @@ for (const kind of storeKinds) {
 			expect(await store.claim(key, claim('other'))).toMatchObject({state: 'done', fingerprint: 'f1'});
 		});
 
-		test('a claim whose lease ran out is taken by the next request; the old holder can no longer renew or complete', async () => {
+		test('a claim whose lease ran out unanswered is taken with a larger fence, naming the old one; the old holder can no longer renew, complete or release', async () => {
 			fakeClock();
 			const key = id();
-			const old = claim('f1', LEASE);
-			await store.claim(key, old);
+			const old = fenceOf(await store.claim(key, claim('f1', LEASE)));
 			await pass(LEASE + 50);
 
-			const next = claim();
-			expect(await store.claim(key, next)).toEqual({state: 'claimed'});
-			expect(await store.renew(key, {token: old.token, lease: LEASE})).toBe(false);
-			expect(await store.complete(key, {token: old.token, fingerprint: 'f1', answer, ttl: 60_000})).toBe(false);
+			const next = await store.claim(key, claim());
+			expect(next).toEqual({state: 'claimed', fence: expect.any(Number), supersedes: old});
+			expect(fenceOf(next)).toBeGreaterThan(old);
+			expect(await store.renew(key, {fence: old, lease: LEASE})).toBe(false);
+			expect(await store.complete(key, {fence: old, fingerprint: 'f1', answer, ttl: 60_000})).toBe(false);
+			await store.release(key, {fence: old});
 			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
 		});
 
@@ -92,55 +101,72 @@ for (const kind of storeKinds) {
 			// Renewed every quarter lease: a busy machine may be late by most of a lease and still renew in time.
 			const lease = 4 * LEASE;
 			const key = id();
-			const mine = claim('f1', lease);
-			await store.claim(key, mine);
+			const fence = fenceOf(await store.claim(key, claim('f1', lease)));
 			for (let step = 0; step < 5; step++) {
 				await pass(lease / 4);
-				expect(await store.renew(key, {token: mine.token, lease})).toBe(true);
+				expect(await store.renew(key, {fence, lease})).toBe(true);
 			}
 
 			// More than a lease has passed since the claim: still held.
 			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
 			await pass(lease + 50);
-			expect(await store.claim(key, claim())).toEqual({state: 'claimed'});
+			expect(await store.claim(key, claim())).toMatchObject({state: 'claimed', supersedes: fence});
 		});
 
-		test('an answer completed after the lease ran out unclaimed is still stored', async () => {
+		test('an answer completed after the lease ran out, when no one took the key, is still stored', async () => {
 			fakeClock();
 			const key = id();
-			const mine = claim('f1', LEASE);
-			await store.claim(key, mine);
+			const fence = fenceOf(await store.claim(key, claim('f1', LEASE)));
 			await pass(LEASE + 50);
-			expect(await store.complete(key, {token: mine.token, fingerprint: 'f1', answer, ttl: 60_000})).toBe(true);
+			expect(await store.complete(key, {fence, fingerprint: 'f1', answer, ttl: 60_000})).toBe(true);
 			expect(await store.claim(key, claim())).toMatchObject({state: 'done', answer: {status: 201}});
 		});
 
-		test('release gives the key up; a release with another token changes nothing', async () => {
+		test('release gives the key up; a release with another fence changes nothing; the next claim has a larger fence and supersedes nothing', async () => {
 			const key = id();
-			const mine = claim();
-			await store.claim(key, mine);
-			await store.release(key, {token: randomUUID()});
+			const fence = fenceOf(await store.claim(key, claim()));
+			await store.release(key, {fence: fence + 1});
 			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
 
-			await store.release(key, {token: mine.token});
-			expect(await store.claim(key, claim())).toEqual({state: 'claimed'});
+			await store.release(key, {fence});
+			const next = await store.claim(key, claim());
+			expect(next).toEqual({state: 'claimed', fence: expect.any(Number)});
+			expect(fenceOf(next)).toBeGreaterThan(fence);
+		});
+
+		test('every claim of a key has a larger fence than the last, released or answered', async () => {
+			fakeClock();
+			const key = id();
+			const fences: number[] = [];
+			for (let round = 0; round < 4; round++) {
+				const fence = fenceOf(await store.claim(key, {fingerprint: 'f1', lease: LONG, ttl: TTL}));
+				fences.push(fence);
+				if (round % 2 === 0) {
+					await store.release(key, {fence});
+				} else {
+					await store.complete(key, {fence, fingerprint: 'f1', answer, ttl: TTL});
+					await pass(TTL + 50);
+				}
+			}
+
+			expect(fences).toEqual([...fences].sort((a, b) => a - b));
+			expect(new Set(fences).size).toBe(4);
 		});
 
 		test('a stored answer is replayed for its ttl, then the key is free again', async () => {
 			fakeClock();
 			const key = id();
-			const mine = claim();
-			await store.claim(key, mine);
-			await store.complete(key, {token: mine.token, fingerprint: 'f1', answer, ttl: TTL});
+			const fence = fenceOf(await store.claim(key, claim()));
+			await store.complete(key, {fence, fingerprint: 'f1', answer, ttl: TTL});
 			expect(await store.claim(key, claim())).toMatchObject({state: 'done'});
 			await pass(TTL + 50);
-			expect(await store.claim(key, claim())).toEqual({state: 'claimed'});
+			expect(await store.claim(key, claim())).toEqual({state: 'claimed', fence: expect.any(Number)});
 		});
 
 		test('two ids are two keys', async () => {
 			const key = id();
 			await store.claim(`alice ${key}`, claim());
-			expect(await store.claim(`bob ${key}`, claim())).toEqual({state: 'claimed'});
+			expect(await store.claim(`bob ${key}`, claim())).toMatchObject({state: 'claimed'});
 		});
 	});
 

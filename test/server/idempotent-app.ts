@@ -1,11 +1,13 @@
 /*
  * A server process for the multi-process tests: `sendonce/server` over the Redis or Postgres
  * store named by the environment, serving one idempotent `POST /orders` whose work takes
- * WORK_MS. Driven over IPC (test/server-half/processes.ts): it says `listening` with its URL
- * and `started` when a handler begins, and answers `effects` with how often the work ran.
+ * WORK_MS. Driven over IPC (test/server-half/processes.test.ts): it says `listening` with its
+ * URL and `started` when a handler begins, and answers `effects` with how often the work ran.
+ * With STORE=postgres-tx the key is claimed in the handler's transaction, and the work is a row
+ * in EFFECTS_TABLE written in it before the wait.
  *
- *   STORE=redis|postgres  REDIS_URL / DATABASE_URL  PREFIX (Redis) / TABLE (Postgres)
- *   LEASE (ms)  WORK_MS (ms)
+ *   STORE=redis|postgres|postgres-tx  REDIS_URL / DATABASE_URL  PREFIX (Redis) / TABLE (Postgres)
+ *   LEASE (ms)  WORK_MS (ms)  EFFECTS_TABLE (postgres-tx)
  */
 import {randomUUID} from 'node:crypto';
 import {createServer} from 'node:http';
@@ -13,7 +15,7 @@ import type {AddressInfo} from 'node:net';
 import pg from 'pg';
 import {createClient} from 'redis';
 import {idempotency, toNodeHandler, type KeyStore} from '../../src/server.js';
-import {postgresKeyStore} from '../../src/server/postgres.js';
+import {postgresKeyStore, postgresTransactional} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
 
 /** What the process tells its parent. */
@@ -21,6 +23,8 @@ export type AppMessage = {type: 'listening'; url: string} | {type: 'started'; ke
 
 const environment = process.env;
 const send = (message: AppMessage) => process.send?.(message);
+const work = async () => new Promise(resolve => setTimeout(resolve, Number(environment.WORK_MS ?? 0)));
+let effects = 0;
 
 async function openStore(): Promise<KeyStore> {
 	if (environment.STORE === 'redis') {
@@ -29,17 +33,32 @@ async function openStore(): Promise<KeyStore> {
 	}
 
 	if (environment.STORE === 'postgres') return postgresKeyStore(new pg.Pool({connectionString: environment.DATABASE_URL}), {table: environment.TABLE});
-	throw new TypeError(`Expected STORE to be redis or postgres, got ${environment.STORE}`);
+	throw new TypeError(`Expected STORE to be redis, postgres or postgres-tx, got ${environment.STORE}`);
 }
 
-let effects = 0;
-const once = idempotency({store: await openStore(), lease: Number(environment.LEASE ?? 30_000), required: true});
-const server = createServer(toNodeHandler(once(async (_request, {key}) => {
-	send({type: 'started', key});
-	await new Promise(resolve => setTimeout(resolve, Number(environment.WORK_MS ?? 0)));
-	effects++;
-	return Response.json({id: randomUUID(), pid: process.pid}, {status: 201});
-})));
+async function handler(): Promise<(request: Request) => Promise<Response>> {
+	if (environment.STORE === 'postgres-tx') {
+		const pool = new pg.Pool({connectionString: environment.DATABASE_URL});
+		const once = idempotency({store: postgresTransactional(pool, {table: environment.TABLE}), required: true});
+		return once(async (_request, {key, tx}) => {
+			await tx.query(`INSERT INTO "${environment.EFFECTS_TABLE}" (key, pid) VALUES ($1, $2)`, [key, process.pid]);
+			send({type: 'started', key});
+			await work();
+			effects++;
+			return Response.json({id: randomUUID(), pid: process.pid}, {status: 201});
+		});
+	}
+
+	const once = idempotency({store: await openStore(), lease: Number(environment.LEASE ?? 30_000), required: true});
+	return once(async (_request, {key}) => {
+		send({type: 'started', key});
+		await work();
+		effects++;
+		return Response.json({id: randomUUID(), pid: process.pid}, {status: 201});
+	});
+}
+
+const server = createServer(toNodeHandler(await handler()));
 server.listen(0, '127.0.0.1', () => {
 	send({type: 'listening', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`});
 });

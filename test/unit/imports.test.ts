@@ -30,7 +30,7 @@ describe('the runtime import graph of src/', () => {
 
 	test('reads every file and its relative imports', () => {
 		expect(edges.get('index.ts')).toContain('core/client.ts');
-		expect(edges.get('server/express.ts')).toContain('core/serialize.ts');
+		expect(edges.get('server/request-fingerprint.ts')).toContain('core/serialize.ts');
 		expect(edges.get('bindings/react.ts')).toContain('bindings/intent-observer.ts');
 	});
 

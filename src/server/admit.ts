@@ -1,0 +1,60 @@
+import {isBodyTooLarge} from './body-too-large.js';
+import type {Answer, Incoming} from './exchange.js';
+import {parseKeyHeader} from './key-header.js';
+import type {NormalizedOptions} from './options.js';
+import {problem} from './problem.js';
+import {fingerprintOf} from './request-fingerprint.js';
+
+/**
+ * What a request is to the server half: not its business (`pass`: a method it does not honour,
+ * or no key where none is required), refused before anything is claimed (`refuse`: a malformed
+ * or missing key, a body over `maxBody`), or keyed: its key, its id within its scope, and its
+ * fingerprint.
+ */
+export type Admission =
+	| {type: 'pass'}
+	| {type: 'refuse'; answer: Answer}
+	| {type: 'keyed'; key: string; id: string; fingerprint: string};
+
+const PASS: Admission = {type: 'pass'};
+
+function tooLarge(limit: number): Admission {
+	// `connection: close`: the rest of a body that was not read is not worth reading to keep the connection.
+	return {type: 'refuse', answer: problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${limit} bytes here.`, [['connection', 'close']])};
+}
+
+/** Keys of different scopes never meet: the scope comes first, then a space the key cannot hold. */
+function storageId(scope: string, key: string): string {
+	return scope === '' ? key : `${scope} ${key}`;
+}
+
+async function scopeOf(settings: NormalizedOptions, native: unknown): Promise<string> {
+	if (!settings.scope) return '';
+	const scope = await (settings.scope as (request: unknown) => string | Promise<string>)(native);
+	if (typeof scope !== 'string') throw new TypeError(`Expected \`scope\` to return a string, got ${scope === null ? 'null' : typeof scope}`);
+	return scope;
+}
+
+/** Reads the key, bounds and fingerprints the body, and finds the key's scope: in this order, each step only when the last allows it. */
+export async function admit(settings: NormalizedOptions, request: Incoming<unknown>): Promise<Admission> {
+	if (!settings.methods.has(request.method)) return PASS;
+	const parsed = parseKeyHeader(request.header(settings.headerKey));
+	if (parsed.type === 'malformed') return {type: 'refuse', answer: problem(400, 'Malformed idempotency key', `The ${settings.headerName} header is not a valid key: ${parsed.reason}.`)};
+	if (parsed.type === 'missing') {
+		if (!settings.required) return PASS;
+		return {type: 'refuse', answer: problem(400, 'Idempotency key missing', `This request must carry an ${settings.headerName} header, so that a retry of it runs once.`)};
+	}
+
+	const length = request.header('content-length');
+	if (length !== undefined && Number(length) > settings.maxBody) return tooLarge(settings.maxBody);
+	let body;
+	try {
+		body = await request.body(settings.maxBody);
+	} catch (error) {
+		if (isBodyTooLarge(error)) return tooLarge(settings.maxBody);
+		throw error;
+	}
+
+	const fingerprint = await fingerprintOf(request.method, request.target, request.header('content-type'), body);
+	return {type: 'keyed', key: parsed.key, id: storageId(await scopeOf(settings, request.native), parsed.key), fingerprint};
+}

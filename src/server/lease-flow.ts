@@ -1,0 +1,94 @@
+import {answerDuplicate} from './duplicate.js';
+import {keepHeaders, type Answer} from './exchange.js';
+import type {KeyStore} from './key-store.js';
+import {keepLease} from './lease.js';
+import {LeaseLostError} from './lease-lost-error.js';
+import type {NormalizedOptions} from './options.js';
+import {releases} from './release-rule.js';
+
+/**
+ * What a handler is given in lease mode besides the request: the key; the claim's fence, a
+ * number larger than any earlier claim's of the same key, for the handler's own writes to
+ * refuse a stale holder (`… WHERE fence < $1`); and a signal that aborts the moment the lease
+ * is lost. `key` and `fence` are undefined for a request without a key.
+ *
+ * @example
+ * import type {LeaseContext} from 'sendonce/server';
+ *
+ * const stillMine = (ctx: LeaseContext) => !ctx.signal.aborted;
+ */
+export interface LeaseContext<Required extends boolean = boolean> {
+	key: Required extends true ? string : string | undefined;
+	fence: Required extends true ? number : number | undefined;
+	signal: AbortSignal;
+}
+
+/** The context of a request that runs without a key: a signal of its own, never aborted. */
+export function unkeyedLeaseContext(): LeaseContext<false> {
+	return {key: undefined, fence: undefined, signal: new AbortController().signal};
+}
+
+/**
+ * One keyed request in lease mode: claim, run the handler (its answer read to the end) while the
+ * lease is renewed, then store the answer, or give the key up when the handler threw or its
+ * answer says "try again". A claim that took over an unanswered one, and an answer that could not
+ * be stored because another claim holds the key, are reported as `'lease-lost'`.
+ */
+export async function leaseFlow(
+	settings: NormalizedOptions,
+	store: KeyStore,
+	request: {key: string; id: string; fingerprint: string},
+	run: (ctx: LeaseContext<true>) => Promise<Answer>,
+): Promise<Answer> {
+	const {key, id, fingerprint} = request;
+	const {lease, ttl} = settings;
+	const sentAt = performance.now();
+	const found = await store.claim(id, {fingerprint, lease, ttl});
+	if (found.state !== 'claimed') return answerDuplicate(found, request, settings);
+
+	const {fence} = found;
+	const report = (phase: 'renew' | 'complete' | 'release') => (error: unknown) => {
+		settings.onError(error, {key, phase, fence});
+	};
+
+	if (found.supersedes !== undefined) {
+		const error = new LeaseLostError(`Key ${JSON.stringify(key)} was claimed before (fence ${found.supersedes}) by a request whose lease ran out before it answered: if that handler did its work, this run does it again.`, {key, fence: found.supersedes});
+		settings.onError(error, {key, phase: 'lease-lost', fence: found.supersedes});
+	}
+
+	const held = keepLease(store, {id, key, fence, lease, sentAt}, report('renew'));
+	const release = async () => {
+		held.stop();
+		await store.release(id, {fence}).catch(report('release'));
+	};
+
+	let answer: Answer;
+	try {
+		answer = await run({key, fence, signal: held.signal});
+	} catch (error) {
+		await release();
+		throw error;
+	}
+
+	if (releases(answer.status, settings.storeServerErrors)) {
+		await release();
+		return answer;
+	}
+
+	// Renewed until the answer is stored: the lease outlives the handler and the reading of its body.
+	let stored: boolean | undefined;
+	try {
+		stored = await store.complete(id, {fence, fingerprint, answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}, ttl});
+	} catch (error) {
+		report('complete')(error);
+	} finally {
+		held.stop();
+	}
+
+	if (stored === false) {
+		const error = new LeaseLostError(`The answer to key ${JSON.stringify(key)} (fence ${fence}) was not stored: another claim or answer holds the key, so its handler may have run twice.`, {key, fence});
+		settings.onError(error, {key, phase: 'lease-lost', fence});
+	}
+
+	return answer;
+}

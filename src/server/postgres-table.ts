@@ -1,0 +1,156 @@
+// The table both PostgreSQL stores keep keys in, its SQL, and the cleanup that keeps it small.
+
+/** One statement, run on a pool or a transaction: its rows and how many rows it changed. */
+export type Sql = (text: string, values: unknown[]) => Promise<{rows: unknown[]; count: number}>;
+
+const IDENTIFIER = /^[A-Za-z_][\w$]{0,62}$/;
+
+/** `table` quoted for SQL (`"schema"."table"`), or a TypeError for anything that is not a table name. */
+export function quoteTable(table: unknown): string {
+	const parts = typeof table === 'string' ? table.split('.') : [];
+	if (parts.length === 0 || parts.length > 2 || !parts.every(part => IDENTIFIER.test(part))) {
+		throw new TypeError(`Expected \`table\` to be a table name, optionally with its schema (\`schema.table\`), got ${JSON.stringify(table)}`);
+	}
+
+	return parts.map(part => `"${part}"`).join('.');
+}
+
+/** Bytes as node-postgres sends a bytea best: a Buffer where there is one. */
+export function bytea(bytes: Uint8Array): Uint8Array {
+	return typeof Buffer === 'function' ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
+}
+
+/** The database's clock in microseconds: a new key's first fence. */
+export const MICROS = `floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`;
+
+/** `now()` plus the milliseconds in parameter `$n`. */
+export const after = (parameter: number) => `now() + $${parameter} * interval '1 millisecond'`;
+
+/**
+ * The SQL that creates the stores' table and its index, for a migration when `createTable`
+ * is false (docs/server.md shows it for the default table).
+ *
+ * @example
+ * import {tableSql} from 'sendonce/server/postgres';
+ *
+ * console.log(tableSql('billing.idempotency_keys'));
+ */
+export function tableSql(table = 'sendonce_idempotency_keys'): string {
+	const name = quoteTable(table);
+	const index = `"${table.split('.').at(-1)!}_expires_at"`;
+	return `CREATE TABLE IF NOT EXISTS ${name} (
+	id text PRIMARY KEY,
+	fingerprint text NOT NULL,
+	fence bigint NOT NULL,
+	lease_until timestamptz,
+	status smallint,
+	headers jsonb,
+	body bytea,
+	expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${index} ON ${name} (expires_at);`;
+}
+
+/** Postgres's errors for a table (its row type, its index) created by another process at the same moment. */
+const CREATED_CONCURRENTLY = new Set(['23505', '42P07', '42710']);
+
+/**
+ * Creates the table once, on first use (unless `create` is false); a failure is forgotten, so the
+ * next request tries again. Processes starting together take turns: the statements run as one
+ * implicit transaction behind an advisory lock on the table's name.
+ */
+export function tableMaker(run: Sql, table: string, create: boolean): () => Promise<void> {
+	let ready: Promise<void> | undefined;
+	return async () => {
+		if (!create) return;
+		ready ??= (async () => {
+			try {
+				await run(`SELECT pg_advisory_xact_lock(hashtext('sendonce table ${table}'));\n${tableSql(table)}`, []);
+			} catch (error) {
+				if (!CREATED_CONCURRENTLY.has((error as {code?: string}).code ?? '')) throw error;
+			}
+		})().catch((error: unknown) => {
+			ready = undefined;
+			throw error;
+		});
+		await ready;
+	};
+}
+
+/** A table made by a sendonce before fences (its columns differ): said plainly, instead of Postgres's "column does not exist". */
+export function explainOldTable(error: unknown, table: string): never {
+	if ((error as {code?: string} | null)?.code === '42703') {
+		throw new Error(`sendonce/server/postgres: the table ${JSON.stringify(table)} has the columns of an earlier sendonce; drop it (its keys live a day at most) or give the store another \`table\``, {cause: error});
+	}
+
+	throw error;
+}
+
+/** The cleanup's options, checked. */
+export interface CleanupOptions {
+	/** Milliseconds between two cleanups from one store; 0 turns cleanup off (then schedule the documented `DELETE`). @default 60_000 */
+	cleanupInterval?: number;
+	/** Rows one `DELETE` removes; a cleanup repeats it until fewer are left. @default 1000 */
+	cleanupBatch?: number;
+}
+
+function count(name: string, value: unknown, fallback: number, {zero = true} = {}): number {
+	if (value === undefined) return fallback;
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (value === 0 && !zero)) {
+		throw new TypeError(`Expected \`${name}\` to be a ${zero ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`);
+	}
+
+	return value;
+}
+
+/** Checks the options every Postgres store shares. */
+export function commonOptions(options: {table?: unknown; createTable?: unknown; cleanupLimit?: unknown} & CleanupOptions): {table: string; name: string; createTable: boolean; interval: number; batch: number} {
+	if (options.cleanupLimit !== undefined) {
+		throw new TypeError('Unknown option `cleanupLimit`: cleanup now deletes every expired row, `cleanupBatch` rows at a time, every `cleanupInterval`');
+	}
+
+	const table = options.table ?? 'sendonce_idempotency_keys';
+	const name = quoteTable(table);
+	const createTable = options.createTable ?? true;
+	if (typeof createTable !== 'boolean') throw new TypeError(`Expected \`createTable\` to be a boolean, got ${JSON.stringify(createTable)}`);
+	return {
+		table: table as string,
+		name,
+		createTable,
+		interval: count('cleanupInterval', options.cleanupInterval, 60_000),
+		batch: count('cleanupBatch', options.cleanupBatch, 1000, {zero: false}),
+	};
+}
+
+/** At most this many batches in one cleanup: a table far behind catches up over a few. */
+const MAX_BATCHES = 1000;
+
+/**
+ * Deletes expired rows, off the request path: at most once per `interval` (counted from the
+ * start of the last cleanup), one cleanup at a time per store, each `DELETE` taking at most
+ * `batch` rows (`FOR UPDATE SKIP LOCKED`: cleanups of several processes never wait on each
+ * other) and repeated until fewer than `batch` were left. So no row outlives its expiry by much
+ * more than `interval`, whatever the rate of new keys. Returns the function claims call.
+ */
+export function sweeper(run: Sql, name: string, {interval, batch}: {interval: number; batch: number}): () => void {
+	if (interval === 0) return () => undefined;
+	const sql = `DELETE FROM ${name} WHERE id IN (SELECT id FROM ${name} WHERE expires_at <= now() ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)`;
+	let startedAt = Number.NEGATIVE_INFINITY;
+	let running = false;
+	return () => {
+		const now = performance.now();
+		if (running || now - startedAt < interval) return;
+		running = true;
+		startedAt = now;
+		void (async () => {
+			for (let round = 0; round < MAX_BATCHES; round++) {
+				const {count: deleted} = await run(sql, []);
+				if (deleted < batch) break;
+			}
+		})().catch((error: unknown) => {
+			console.error(`sendonce/server/postgres: the cleanup of ${name} failed; it runs again after cleanupInterval`, error);
+		}).finally(() => {
+			running = false;
+		});
+	};
+}

@@ -1,0 +1,157 @@
+import type {StoredAnswer} from './key-store.js';
+import {after, bytea, commonOptions, explainOldTable, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import type {TransactionalClaim, TransactionalClaimResult, TransactionalKeyStore} from './transactional-store.js';
+import {optionsObject, refuseUnknown} from './unknown-options.js';
+
+/**
+ * Options of the transactional PostgreSQL stores (`postgresTransactional`, `kyselyTransactional`).
+ *
+ * @example
+ * import type {TransactionalStoreOptions} from 'sendonce/server/postgres';
+ *
+ * const options: TransactionalStoreOptions = {table: 'billing.idempotency_keys', wait: 5000};
+ */
+export interface TransactionalStoreOptions extends CleanupOptions {
+	/** The table, optionally schema-qualified (`schema.table`). @default 'sendonce_idempotency_keys' */
+	table?: string;
+	/** Create the table (and its index) on first use when it does not exist. @default true */
+	createTable?: boolean;
+	/** How long a duplicate waits, in ms, for the transaction that holds its key to end before it is answered 409 (then it replays the committed answer, or runs when that one rolled back). @default 2000 */
+	wait?: number;
+}
+
+/** A statement and its values. */
+export interface Statement {
+	text: string;
+	values: unknown[];
+}
+
+/** A statement's rows, and how many rows it changed. */
+export interface SqlResult {
+	rows: unknown[];
+	count: number;
+}
+
+/** What a transactional store needs of a driver: transactions, and one statement in one (or outside any: `undefined`). */
+export interface SqlDriver<Tx> {
+	/**
+	 * `BEGIN`, then `first` (in the same round trip where the driver can), then `work` with
+	 * `first`'s result; then `COMMIT` when `work` says so, `ROLLBACK` when it does not or rejects.
+	 */
+	transaction<T>(first: Statement | undefined, work: (tx: Tx, first: SqlResult | undefined) => Promise<{commit: boolean; value: T}>): Promise<T>;
+	query(tx: Tx | undefined, text: string, values: unknown[]): Promise<SqlResult>;
+}
+
+interface ClaimRow {
+	free: boolean;
+	claimed: boolean;
+	fingerprint: string | null;
+	status: number | null;
+	headers: Array<[string, string]> | null;
+	body: Uint8Array | null;
+	live: boolean | null;
+}
+
+const KNOWN = new Set(['table', 'createTable', 'wait', 'cleanupInterval', 'cleanupBatch', 'cleanupLimit']);
+/** Postgres's `lock_not_available`: the wait for the key's holder ran out (`lock_timeout`). */
+const LOCK_TIMEOUT = '55P03';
+
+/**
+ * A transactional key store over any driver that runs SQL in PostgreSQL transactions. The key's
+ * row is inserted in the handler's transaction, behind a transaction-scoped advisory lock on the
+ * key: a duplicate finds the lock taken without waiting on the row, then waits for it (bounded
+ * by `wait`, through `lock_timeout`), and reads the committed answer. A crash ends the
+ * transaction with the connection, so the key is free at once.
+ */
+export function sqlTransactional<Tx>(driver: SqlDriver<Tx>, options: TransactionalStoreOptions = {}): TransactionalKeyStore<Tx> {
+	refuseUnknown(optionsObject(options), KNOWN);
+	const {table, name, createTable, interval, batch} = commonOptions(options);
+	const wait = options.wait ?? 2000;
+	if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 1) throw new TypeError(`Expected \`wait\` to be a positive integer, got ${JSON.stringify(wait)}`);
+
+	const outside: Sql = async (text, values) => driver.query(undefined, text, values);
+	const prepare = tableMaker(outside, table, createTable);
+	const sweep = sweeper(outside, name, {interval, batch});
+	// The lock's first number names the table, so two tables' keys never wait on each other.
+	const lock = `hashtext('${table}'), hashtext($1)`;
+	// A committed answer is read without the lock, so that replays never queue behind each other.
+	const claimSql = `WITH answered AS (SELECT 1 FROM ${name} WHERE id = $1 AND status IS NOT NULL AND expires_at > now()),
+gate AS (SELECT pg_try_advisory_xact_lock(${lock}) AS free WHERE NOT EXISTS (SELECT 1 FROM answered)),
+claim AS (
+	INSERT INTO ${name} (id, fingerprint, fence, expires_at)
+	SELECT $1, $2, ${MICROS}, ${after(3)} FROM gate WHERE free
+	ON CONFLICT (id) DO NOTHING
+	RETURNING 1
+)
+SELECT coalesce((SELECT free FROM gate), true) AS free, EXISTS (SELECT 1 FROM claim) AS claimed, k.fingerprint, k.status, k.headers, k.body, k.status IS NOT NULL AND k.expires_at > now() AS live
+FROM (SELECT 1) AS one LEFT JOIN ${name} k ON k.id = $1`;
+	// Waits for the lock with lock_timeout set to `wait`, then puts the transaction's own lock_timeout back.
+	const waitSql = `SELECT set_config('lock_timeout', w.previous, true) FROM (
+	SELECT s.previous, pg_advisory_xact_lock(${lock}) AS locked FROM (
+		SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', $2, true) AS waiting
+	) s
+) w`;
+	// A row past its ttl (or left unanswered) is taken over in this transaction, which holds the key's lock.
+	const takeoverSql = `UPDATE ${name} SET fingerprint = $2, fence = GREATEST(fence + 1, ${MICROS}), lease_until = NULL, status = NULL, headers = NULL, body = NULL, expires_at = ${after(3)}
+WHERE id = $1 AND (expires_at <= now() OR status IS NULL)`;
+	const completeSql = `UPDATE ${name} SET status = $2, headers = $3, body = $4 WHERE id = $1`;
+
+	/** The claim, from the result of its first statement (sent with `BEGIN`), asking again when it must. */
+	const claim = async (tx: Tx, {id, fingerprint, ttl}: TransactionalClaim, first: SqlResult): Promise<TransactionalClaimResult> => {
+		let result = first;
+		for (let attempt = 0; attempt < 6; attempt++) {
+			if (attempt > 0) result = await driver.query(tx, claimSql, [id, fingerprint, ttl]);
+			const row = result.rows[0] as ClaimRow;
+			if (row.claimed) {
+				sweep();
+				return {state: 'claimed'};
+			}
+
+			if (!row.free) {
+				try {
+					await driver.query(tx, waitSql, [id, `${wait}ms`]);
+				} catch (error) {
+					// The transaction is aborted: it can only roll back, which is what a 409 wants.
+					if ((error as {code?: string} | null)?.code === LOCK_TIMEOUT) return {state: 'running'};
+					throw error;
+				}
+
+				continue;
+			}
+
+			if (row.live) {
+				return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
+			}
+
+			if (row.fingerprint !== null && (await driver.query(tx, takeoverSql, [id, fingerprint, ttl])).count === 1) {
+				sweep();
+				return {state: 'claimed'};
+			}
+
+			// A row committed after this statement's snapshot (or deleted since): ask again.
+		}
+
+		throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after 6 tries`);
+	};
+
+	return {
+		mode: 'transactional',
+		async transaction(key, work) {
+			await prepare();
+			let begun = false;
+			try {
+				return await driver.transaction(key && {text: claimSql, values: [key.id, key.fingerprint, key.ttl]}, async (tx, first) => {
+					begun = true;
+					return work(tx, key ? await claim(tx, key, first!) : undefined);
+				});
+			} catch (error) {
+				// Only the claim, sent with BEGIN, can meet a table of an earlier sendonce.
+				if (!begun) explainOldTable(error, table);
+				throw error;
+			}
+		},
+		async complete(tx, id, {answer}: {answer: StoredAnswer}) {
+			await driver.query(tx, completeSql, [id, answer.status, JSON.stringify(answer.headers), bytea(answer.body)]);
+		},
+	};
+}

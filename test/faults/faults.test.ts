@@ -1,0 +1,23 @@
+// The fault test, short: each mode on each store for FAULT_SECONDS (default 20) under SIGKILLs,
+// store faults and a faulty network. `npm run test:faults -- --seconds=300` runs it longer.
+import {describe, expect, inject, test} from 'vitest';
+import {runFaults, table, verdicts, type FaultRunOptions} from './run.js';
+
+const seconds = Number(process.env.FAULT_SECONDS ?? 20);
+const combinations: Array<Pick<FaultRunOptions, 'mode' | 'store'>> = [
+	{mode: 'transactional', store: 'postgres'},
+	{mode: 'lease', store: 'redis'},
+	{mode: 'lease', store: 'postgres'},
+];
+
+describe.skipIf(inject('redisUrl') === null || inject('databaseUrl') === null)('under SIGKILLs, store faults and a faulty network', () => {
+	for (const combination of combinations) {
+		const name = `${combination.mode} mode on ${combination.store === 'redis' ? 'Redis' : 'PostgreSQL'}`;
+		const promise = combination.mode === 'transactional' ? 'no order takes effect twice, and none the client saw succeed is lost' : 'every order that takes effect twice is reported as a lost lease, and none the client saw succeed is lost';
+		test(`${name}: ${promise}`, async () => {
+			const result = await runFaults({...combination, seconds, redisUrl: inject('redisUrl')!, databaseUrl: inject('databaseUrl')!});
+			console.log(table([result]));
+			for (const verdict of verdicts(result)) expect.soft(verdict.passed, verdict.name).toBe(true);
+		}, (seconds + 90) * 1000);
+	}
+});
