@@ -3,7 +3,7 @@ import type {Answer, Incoming} from './exchange.js';
 import {parseKeyHeader} from './key-header.js';
 import type {NormalizedOptions} from './options.js';
 import {problem} from './problem.js';
-import {fingerprintOf} from './request-fingerprint.js';
+import {bodyBytes, digest} from './request-fingerprint.js';
 
 /**
  * What a request is to the server half: not its business (`pass`: a method it does not honour,
@@ -28,10 +28,23 @@ function storageId(scope: string, key: string): string {
 	return scope === '' ? key : `${scope} ${key}`;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Bytes of UTF-8 a scope may take: with the key, it stays well inside what a Postgres index row holds. */
+const MAX_SCOPE_BYTES = 2048;
+
+/**
+ * The request's scope, checked: two scopes a store would write alike (lone surrogates become
+ * U+FFFD in UTF-8) would share their keys, a NUL cannot be stored in Postgres text, and a long
+ * one would not fit its index.
+ */
 async function scopeOf(settings: NormalizedOptions, native: unknown): Promise<string> {
 	if (!settings.scope) return '';
 	const scope = await (settings.scope as (request: unknown) => string | Promise<string>)(native);
 	if (typeof scope !== 'string') throw new TypeError(`Expected \`scope\` to return a string, got ${scope === null ? 'null' : typeof scope}`);
+	if (LONE_SURROGATE.test(scope) || scope.includes('\0') || new TextEncoder().encode(scope).length > MAX_SCOPE_BYTES) {
+		throw new TypeError(`Expected \`scope\` to return well-formed text without NUL, at most ${MAX_SCOPE_BYTES} bytes of UTF-8 (hash a longer one), got ${JSON.stringify(scope.slice(0, 40))}${scope.length > 40 ? '…' : ''}`);
+	}
+
 	return scope;
 }
 
@@ -55,6 +68,9 @@ export async function admit(settings: NormalizedOptions, request: Incoming<unkno
 		throw error;
 	}
 
-	const fingerprint = await fingerprintOf(request.method, request.target, request.header('content-type'), body);
+	// A body a parser read before (its own limit applied, not this one) is bounded by what it fingerprints as.
+	const bytes = bodyBytes(request.header('content-type'), body);
+	if (bytes.length > settings.maxBody) return tooLarge(settings.maxBody);
+	const fingerprint = await digest(request.method, request.target, bytes);
 	return {type: 'keyed', key: parsed.key, id: storageId(await scopeOf(settings, request.native), parsed.key), fingerprint};
 }

@@ -4,7 +4,7 @@ import {problem} from './problem.js';
 
 /** What a claim found when the key was not free: held (maybe with the holder's fingerprint), or answered. */
 export type Found =
-	| {state: 'running'; fingerprint?: string | undefined}
+	| {state: 'running'; fingerprint?: string | undefined; leaseLeft?: number | undefined}
 	| {state: 'done'; fingerprint: string; answer: StoredAnswer};
 
 /** The stored answer, sent again: its status, its kept headers, its body, marked as a replay. */
@@ -13,18 +13,30 @@ export function replayAnswer(answer: StoredAnswer): Answer {
 }
 
 /**
+ * The seconds a 409 asks the client to wait in lease mode. A running holder renews its lease every
+ * third of it, so it never has much less than two thirds left; one with less than half left has
+ * missed its renewals (its process died, most likely), and the key is free only once the rest has
+ * run out: asking for `retryAfter` then would spend the client's attempts on answers known in
+ * advance.
+ */
+export function retryAfterLease(leaseLeft: number, {retryAfter, lease}: {retryAfter: number; lease: number}): number {
+	return leaseLeft < lease / 2 ? Math.max(retryAfter, Math.ceil(leaseLeft / 1000)) : retryAfter;
+}
+
+/**
  * The answer to a request whose key another request holds or answered, in this order: another
  * method, path or body under the key is 422; the same request still running is 409 with
  * `Retry-After`; the same request answered gets the stored answer again.
  */
-export function answerDuplicate(found: Found, request: {key: string; fingerprint: string}, settings: {headerName: string; retryAfter: number}): Answer {
+export function answerDuplicate(found: Found, request: {key: string; fingerprint: string}, settings: {headerName: string; retryAfter: number; lease: number}): Answer {
 	const named = `${settings.headerName} ${JSON.stringify(request.key)}`;
 	if (found.fingerprint !== undefined && found.fingerprint !== request.fingerprint) {
 		return problem(422, 'Idempotency key reused', `The ${named} was first used with another method, path or body. Send a new key for a new request.`);
 	}
 
 	if (found.state === 'running') {
-		return problem(409, 'Request in progress', `A request with the ${named} is still being processed. Retry after it completes.`, [['retry-after', String(settings.retryAfter)]]);
+		const wait = found.leaseLeft === undefined ? settings.retryAfter : retryAfterLease(found.leaseLeft, settings);
+		return problem(409, 'Request in progress', `A request with the ${named} is still being processed. Retry after it completes.`, [['retry-after', String(wait)]]);
 	}
 
 	return replayAnswer(found.answer);

@@ -1,9 +1,10 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
-import {groupHeaders, headerList, joinHeader, NULL_BODY_STATUSES, type Answer, type HeaderList, type Incoming} from './exchange.js';
+import {joinHeader, type HeaderList, type Incoming} from './exchange.js';
 import {honour, type HandlerContext} from './honour.js';
 import type {StoreContext} from './idempotency.js';
 import type {KeyStore} from './key-store.js';
 import {unkeyedLeaseContext} from './lease-flow.js';
+import {captureNodeResponse, writeAnswer, type Captured} from './node-capture.js';
 import type {NodeRequest} from './node.js';
 import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
 import {readNodeBody} from './read-body.js';
@@ -99,55 +100,6 @@ function parsed(request: IncomingMessage, bytes: Uint8Array): unknown {
 	}
 }
 
-/**
- * Lets the route after this middleware answer, and captures what it writes instead of sending
- * it, so that the answer is stored (or committed) before it goes out.
- */
-function capture(response: ServerResponse, next: Next): Promise<Answer> {
-	return new Promise(resolve => {
-		const chunks: Buffer[] = [];
-		const original = {writeHead: response.writeHead, write: response.write, end: response.end};
-		const toBuffer = (chunk: unknown, encoding?: unknown) =>
-			(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8') : Buffer.from(chunk as Uint8Array));
-
-		response.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-			response.statusCode = status;
-			if (typeof rest[0] === 'string') response.statusMessage = rest[0];
-			const headers = rest.find(item => typeof item === 'object' && item !== null) as Record<string, string | string[]> | string[] | undefined;
-			if (Array.isArray(headers)) {
-				for (let index = 0; index + 1 < headers.length; index += 2) response.appendHeader(headers[index]!, headers[index + 1]!);
-			} else {
-				for (const [name, value] of Object.entries(headers ?? {})) response.setHeader(name, value);
-			}
-
-			return this;
-		} as ServerResponse['writeHead'];
-		response.write = function (chunk: unknown, encoding?: unknown, callback?: unknown) {
-			chunks.push(toBuffer(chunk, encoding));
-			const done = [encoding, callback].find(item => typeof item === 'function') as (() => void) | undefined;
-			done?.();
-			return true;
-		} as ServerResponse['write'];
-		response.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
-			if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
-			Object.assign(response, original);
-			const done = [chunk, encoding, callback].find(item => typeof item === 'function') as (() => void) | undefined;
-			if (done) response.once('finish', done);
-			resolve({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: Buffer.concat(chunks)});
-			return this;
-		} as ServerResponse['end'];
-		next();
-	});
-}
-
-/** Sends an answer through a Node response: the route's own (its headers are already set), a replay or a problem. */
-export function writeAnswer(response: ServerResponse, answer: Answer): void {
-	response.statusCode = answer.status;
-	if (answer.statusText) response.statusMessage = answer.statusText;
-	for (const [name, value] of groupHeaders(answer.headers)) response.setHeader(name, value);
-	response.end(NULL_BODY_STATUSES.has(answer.status) ? undefined : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
-}
-
 function addHeaders(response: ServerResponse, headers: HeaderList): void {
 	for (const [name, value] of headers) {
 		if (name === 'vary') response.appendHeader(name, value);
@@ -189,10 +141,13 @@ export function expressIdempotency<Required extends boolean = false, Store exten
 			setContext(response, ctx);
 		};
 
+		let captured: Captured | undefined;
 		const run = async () => {
 			const verdict = await honour(settings, expressIncoming(request as ExpressRequestLike), async ctx => {
 				remember(ctx);
-				return capture(response, next);
+				captured = captureNodeResponse(response);
+				next();
+				return captured.answer;
 			});
 			if (verdict.type === 'pass') {
 				addHeaders(response, verdict.headers);
@@ -201,10 +156,15 @@ export function expressIdempotency<Required extends boolean = false, Store exten
 				return;
 			}
 
-			writeAnswer(response, verdict.answer);
+			if (captured) captured.send(verdict.answer);
+			else writeAnswer(response, verdict.answer);
 		};
 
-		run().catch(next);
+		run().catch((error: unknown) => {
+			// Nothing was sent: the error handler answers (the key was given up, or the transaction rolled back).
+			captured?.restore();
+			next(error);
+		});
 	};
 
 	return Object.assign(middleware, {

@@ -1,10 +1,12 @@
-import type {IncomingHttpHeaders} from 'node:http';
+import type {IncomingHttpHeaders, ServerResponse} from 'node:http';
 import {headerList, joinHeader, groupHeaders, NULL_BODY_STATUSES, type Answer, type Incoming} from './exchange.js';
+import {corsHeaders} from './cors.js';
 import {honour, type HandlerContext, type Verdict} from './honour.js';
 import type {StoreContext} from './idempotency.js';
 import type {KeyStore} from './key-store.js';
 import {unkeyedLeaseContext} from './lease-flow.js';
 import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
+import {captureNodeResponse} from './node-capture.js';
 import {problem} from './problem.js';
 import {readStream} from './read-body.js';
 
@@ -19,10 +21,12 @@ interface FastifyRequestLike {
 /** A Fastify reply, as far as the plugin writes it. */
 interface FastifyReplyLike {
 	statusCode: number;
+	raw: ServerResponse;
 	code(status: number): unknown;
 	header(name: string, value: unknown): unknown;
 	getHeaders(): Record<string, string | string[] | number | undefined>;
 	send(payload?: unknown): unknown;
+	hijack(): unknown;
 }
 
 /** A Fastify instance, as far as the plugin hooks into it. */
@@ -62,6 +66,8 @@ export interface FastifyIdempotency<Required extends boolean = boolean, Store ex
 interface Pending {
 	answer: {resolve(answer: Answer): void; reject(error: unknown): void};
 	outcome: Promise<Verdict>;
+	/** The route took the response over (`reply.hijack()`): its writes are captured instead. */
+	hijacked: boolean;
 }
 
 function deferred<T>() {
@@ -135,7 +141,8 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	const onRequest = async (request: FastifyRequestLike, reply: FastifyReplyLike) => {
 		if (!settings.methods.has(request.method.toUpperCase()) || request.headers[settings.headerKey] === undefined) return undefined;
 		if (Number(request.headers['content-length']) > settings.maxBody) {
-			return send(reply, problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${settings.maxBody} bytes here.`, [['connection', 'close']]));
+			const cors = settings.cors ? corsHeaders(settings.cors, joinHeader(request.headers.origin)) : [];
+			return send(reply, problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${settings.maxBody} bytes here.`, [['connection', 'close'], ...cors]));
 		}
 
 		return undefined;
@@ -159,7 +166,29 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		// The route runs now; `onSend` hands its answer over, and waits for it to be stored.
 		outcome.catch(() => undefined);
 		contexts.set(request, first.ctx);
-		pending.set(request, {answer, outcome});
+		const state: Pending = {answer, outcome, hijacked: false};
+		pending.set(request, state);
+		// A route that answers itself (server-sent bytes, a proxied answer) skips onSend: capture its writes instead.
+		const hijack = reply.hijack.bind(reply);
+		reply.hijack = () => {
+			state.hijacked = true;
+			const captured = captureNodeResponse(reply.raw);
+			captured.answer.then(answer.resolve, answer.reject);
+			outcome.then(verdict => {
+				pending.delete(request);
+				if (verdict.type === 'answer') captured.send(verdict.answer);
+			}, () => {
+				pending.delete(request);
+				captured.restore();
+				reply.raw.writeHead(500).end();
+			});
+			return hijack();
+		};
+
+		// A route that never answers: once the client is gone, the key is given up (the transaction rolled back).
+		reply.raw.once('close', () => {
+			void abandon(request);
+		});
 		return undefined;
 	};
 
@@ -174,10 +203,10 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 	};
 
-	// A request that ended without a payload through `onSend` (hijacked, aborted): the key is given up.
+	// A request that ended without its answer through `onSend` (aborted, or never answered): the key is given up.
 	const abandon = async (request: FastifyRequestLike) => {
 		const state = pending.get(request);
-		if (!state) return;
+		if (!state || state.hijacked) return;
 		pending.delete(request);
 		state.answer.reject(new Error('The request ended before its answer was sent'));
 		await state.outcome.catch(() => undefined);

@@ -47,7 +47,9 @@ export interface Claim {
 
 /**
  * Where `idempotency()` keeps keys in lease mode. Every method is one atomic step on the store
- * (one round trip for Redis and Postgres); `id` is the key within its scope. Every claim gets a
+ * (one round trip for Redis and Postgres); `id` is the key within its scope. A key's record is
+ * kept `ttl` ms past its last claim, renewal or answer, so a running claim's record never
+ * expires before its lease, and a claim that took over an unanswered one can say so. Every claim gets a
  * **fence**: a number larger than every earlier claim's of the same key (the store's clock in
  * microseconds, or the last fence plus one), which identifies the claim: `renew`, `complete` and
  * `release` change the key only while `fence` is its latest claim and no answer is stored. Every
@@ -63,8 +65,8 @@ export interface Claim {
 export interface KeyStore {
 	/** Takes the key for `claim.lease` ms unless it is held or answered; says which. */
 	claim(id: string, claim: Claim): Promise<ClaimResult>;
-	/** Extends the claim's lease to `lease` ms from now; false when `fence` is no longer the key's running claim. */
-	renew(id: string, renewal: {fence: number; lease: number}): Promise<boolean>;
+	/** Extends the claim's lease to `lease` ms from now, and keeps its record `ttl` ms from now; false when `fence` is no longer the key's running claim. */
+	renew(id: string, renewal: {fence: number; lease: number; ttl: number}): Promise<boolean>;
 	/** Stores the answer for `ttl` ms while `fence` is the key's running claim (even past its lease, when no one took over); false otherwise. */
 	complete(id: string, completion: {fence: number; fingerprint: string; answer: StoredAnswer; ttl: number}): Promise<boolean>;
 	/** Gives the key up (the handler failed): the next request with it runs the handler. */

@@ -52,10 +52,15 @@ export function kyselyTransactional<Database>(db: Kysely<Database>, options: Tra
 	return sqlTransactional<Transaction<Database>>({
 		async transaction(first, work) {
 			try {
-				return await db.transaction().execute(async trx => {
+				// READ COMMITTED, whatever the connection's default: a claim reads what committed since it began.
+				return await db.transaction().setIsolationLevel('read committed').execute(async trx => {
 					const {commit, value} = await work(trx, first && await query(trx, first.text, first.values));
 					// Kysely commits what its callback returns, and rolls back what it throws.
 					if (!commit) throw new RollBack(value);
+					// A keyed answer was just written into the key's row, which fails in an aborted transaction;
+					// without a key, make sure a statement the handler caught did not abort it (PostgreSQL would
+					// turn the COMMIT into a ROLLBACK, which Kysely before 0.28 takes for a commit).
+					if (!first) await query(trx, 'SELECT 1', []);
 					return value;
 				});
 			} catch (error) {

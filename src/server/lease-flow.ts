@@ -42,8 +42,11 @@ export async function leaseFlow(
 ): Promise<Answer> {
 	const {key, id, fingerprint} = request;
 	const {lease, ttl} = settings;
+	// A running claim's record is kept a ttl past the end of its lease: one abandoned by a dead
+	// process is still there for the request that takes the key over to name it.
+	const keep = lease + ttl;
 	const sentAt = performance.now();
-	const found = await store.claim(id, {fingerprint, lease, ttl});
+	const found = await store.claim(id, {fingerprint, lease, ttl: keep});
 	if (found.state !== 'claimed') return answerDuplicate(found, request, settings);
 
 	const {fence} = found;
@@ -56,7 +59,7 @@ export async function leaseFlow(
 		settings.onError(error, {key, phase: 'lease-lost', fence: found.supersedes});
 	}
 
-	const held = keepLease(store, {id, key, fence, lease, sentAt}, report('renew'));
+	const held = keepLease(store, {id, key, fence, lease, ttl: keep, sentAt}, report('renew'));
 	const release = async () => {
 		held.stop();
 		await store.release(id, {fence}).catch(report('release'));

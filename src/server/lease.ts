@@ -17,10 +17,10 @@ export interface Held {
  */
 export function keepLease(
 	store: KeyStore,
-	claim: {id: string; key: string; fence: number; lease: number; sentAt: number},
+	claim: {id: string; key: string; fence: number; lease: number; ttl: number; sentAt: number},
 	onError: (error: unknown) => void,
 ): Held {
-	const {id, key, fence, lease} = claim;
+	const {id, key, fence, lease, ttl} = claim;
 	const controller = new AbortController();
 	let stopped = false;
 	let renewing = false;
@@ -52,7 +52,7 @@ export function keepLease(
 		if (stopped || renewing) return;
 		renewing = true;
 		const sentAt = performance.now();
-		store.renew(id, {fence, lease}).then(held => {
+		store.renew(id, {fence, lease, ttl}).then(held => {
 			renewing = false;
 			if (stopped) return;
 			if (held) expireAt(sentAt);
@@ -67,5 +67,7 @@ export function keepLease(
 	const renewal = setInterval(renew, Math.max(1, Math.floor(lease / 3)));
 	unref(renewal);
 	expireAt(claim.sentAt);
+	// A claim that took a third of the lease to come back (a queue for a connection) is renewed at once, not a third later.
+	if (performance.now() - claim.sentAt >= lease / 3) renew();
 	return {signal: controller.signal, stop};
 }

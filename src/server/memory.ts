@@ -79,19 +79,20 @@ export function memoryKeyStore(options: {
 			const now = clock();
 			sweep(now);
 			const found = entries.get(id);
-			const live = found && found.expiresAt > now ? found : undefined;
-			if (live?.answer) return {state: 'done', fingerprint: live.fingerprint, answer: live.answer};
-			if (live?.leaseUntil !== undefined && live.leaseUntil > now) return {state: 'running', fingerprint: live.fingerprint, leaseLeft: live.leaseUntil - now};
+			if (found?.answer && found.expiresAt > now) return {state: 'done', fingerprint: found.fingerprint, answer: found.answer};
+			if (found?.leaseUntil !== undefined && found.leaseUntil > now) return {state: 'running', fingerprint: found.fingerprint, leaseLeft: found.leaseUntil - now};
 
 			const fence = Math.max((found?.fence ?? 0) + 1, now * 1000);
 			entries.set(id, {fingerprint, fence, leaseUntil: now + lease, expiresAt: now + ttl});
 			// A claim whose lease ran out before it answered: its handler may have done its work.
-			return live?.leaseUntil === undefined ? {state: 'claimed', fence} : {state: 'claimed', fence, supersedes: live.fence};
+			return found?.leaseUntil === undefined ? {state: 'claimed', fence} : {state: 'claimed', fence, supersedes: found.fence};
 		},
-		async renew(id, {fence, lease}) {
+		async renew(id, {fence, lease, ttl}) {
 			const entry = running(id, fence);
 			if (!entry) return false;
-			entry.leaseUntil = clock() + lease;
+			const now = clock();
+			entry.leaseUntil = now + lease;
+			entry.expiresAt = Math.max(entry.expiresAt, now + ttl);
 			return true;
 		},
 		async complete(id, {fence, fingerprint, answer, ttl}) {

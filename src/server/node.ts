@@ -47,10 +47,26 @@ export async function sendResponse(response: Response, target: ServerResponse): 
 	}
 
 	for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-		if (!target.write(chunk)) await new Promise<void>(resolve => target.once('drain', resolve));
+		if (!target.write(chunk)) await drained(target);
+		// The client is gone: leaving the loop cancels the body, and its buffers go with it.
+		if (target.destroyed) return;
 	}
 
 	target.end();
+}
+
+/** Resolves when `target` can take more, or has closed (a client that stopped reading and left). */
+async function drained(target: ServerResponse): Promise<void> {
+	await new Promise<void>(resolve => {
+		const done = () => {
+			target.off('drain', done);
+			target.off('close', done);
+			resolve();
+		};
+
+		target.on('drain', done);
+		target.on('close', done);
+	});
 }
 
 const KNOWN = new Set(['onError']);

@@ -46,7 +46,7 @@ export interface IdempotencyOptions<Required extends boolean = boolean, Store ex
 	/** How long an answer is replayed, in ms. @default 86_400_000 (24 h) */
 	ttl?: number;
 	/** Lease mode: how long a claim lives unless the running handler renews it (it does, every third of it), in ms. Refused with a transactional store, where no claim can expire. @default 30_000 */
-	lease?: number;
+	lease?: Store extends TransactionalKeyStore<any> ? never : number;
 	/** The largest request body, in bytes, read to fingerprint a keyed request: a larger `Content-Length` is answered 413 before a byte is read, a longer stream 413 at the limit, and nothing is claimed. `Infinity` reads any size. @default 1_048_576 (1 MiB) */
 	maxBody?: number;
 	/** Keys are per scope (user, tenant): the same key in two scopes is two keys. @default one scope for all */

@@ -1,4 +1,5 @@
 // The table both PostgreSQL stores keep keys in, its SQL, and the cleanup that keeps it small.
+import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 /** One statement, run on a pool or a transaction: its rows and how many rows it changed. */
 export type Sql = (text: string, values: unknown[]) => Promise<{rows: unknown[]; count: number}>;
@@ -19,6 +20,9 @@ export function quoteTable(table: unknown): string {
 export function bytea(bytes: Uint8Array): Uint8Array {
 	return typeof Buffer === 'function' ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
 }
+
+/** A row no claim holds and no live answer fills: an answer past its ttl, a released key, a lease that ran out unanswered. */
+export const FREE = `(status IS NULL AND (lease_until IS NULL OR lease_until <= now())) OR (status IS NOT NULL AND expires_at <= now())`;
 
 /** The database's clock in microseconds: a new key's first fence. */
 export const MICROS = `floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`;
@@ -54,16 +58,27 @@ CREATE INDEX IF NOT EXISTS ${index} ON ${name} (expires_at);`;
 /** Postgres's errors for a table (its row type, its index) created by another process at the same moment. */
 const CREATED_CONCURRENTLY = new Set(['23505', '42P07', '42710']);
 
+/** The table's index, named as `tableSql` names it, in the table's schema. */
+function indexName(table: string): string {
+	const parts = table.split('.');
+	return [...parts.slice(0, -1), `${parts.at(-1)!}_expires_at`].map(part => `"${part}"`).join('.');
+}
+
 /**
  * Creates the table once, on first use (unless `create` is false); a failure is forgotten, so the
- * next request tries again. Processes starting together take turns: the statements run as one
- * implicit transaction behind an advisory lock on the table's name.
+ * next request tries again. A table that is there already is only looked up: `CREATE INDEX IF
+ * NOT EXISTS` takes a lock on the table before it checks, and would wait behind every open
+ * transaction on it (every transactional claim in flight), and every new claim behind that.
+ * Processes starting together take turns: the statements run as one implicit transaction
+ * behind an advisory lock on the table's name.
  */
 export function tableMaker(run: Sql, table: string, create: boolean): () => Promise<void> {
 	let ready: Promise<void> | undefined;
 	return async () => {
 		if (!create) return;
 		ready ??= (async () => {
+			const {rows} = await run('SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS made', [quoteTable(table), indexName(table)]);
+			if ((rows[0] as {made: boolean}).made) return;
 			try {
 				await run(`SELECT pg_advisory_xact_lock(hashtext('sendonce table ${table}'));\n${tableSql(table)}`, []);
 			} catch (error) {
@@ -103,12 +118,17 @@ function count(name: string, value: unknown, fallback: number, {zero = true} = {
 	return value;
 }
 
-/** Checks the options every Postgres store shares. */
-export function commonOptions(options: {table?: unknown; createTable?: unknown; cleanupLimit?: unknown} & CleanupOptions): {table: string; name: string; createTable: boolean; interval: number; batch: number} {
+/**
+ * Checks a Postgres store's options: the ones every one shares, and `extra` of its own. An
+ * unknown option is refused, named; `cleanupLimit`, which is gone, with what replaced it.
+ */
+export function commonOptions(given: object | undefined, extra: readonly string[] = []): {table: string; name: string; createTable: boolean; interval: number; batch: number} {
+	const options = optionsObject(given) as {table?: unknown; createTable?: unknown; cleanupLimit?: unknown} & CleanupOptions;
 	if (options.cleanupLimit !== undefined) {
 		throw new TypeError('Unknown option `cleanupLimit`: cleanup now deletes every expired row, `cleanupBatch` rows at a time, every `cleanupInterval`');
 	}
 
+	refuseUnknown(options, new Set(['table', 'createTable', ...extra, 'cleanupInterval', 'cleanupBatch']));
 	const table = options.table ?? 'sendonce_idempotency_keys';
 	const name = quoteTable(table);
 	const createTable = options.createTable ?? true;

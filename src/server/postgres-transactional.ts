@@ -1,7 +1,6 @@
 import type {StoredAnswer} from './key-store.js';
-import {after, bytea, commonOptions, explainOldTable, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import {after, bytea, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
 import type {TransactionalClaim, TransactionalClaimResult, TransactionalKeyStore} from './transactional-store.js';
-import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 /**
  * Options of the transactional PostgreSQL stores (`postgresTransactional`, `kyselyTransactional`).
@@ -16,7 +15,7 @@ export interface TransactionalStoreOptions extends CleanupOptions {
 	table?: string;
 	/** Create the table (and its index) on first use when it does not exist. @default true */
 	createTable?: boolean;
-	/** How long a duplicate waits, in ms, for the transaction that holds its key to end before it is answered 409 (then it replays the committed answer, or runs when that one rolled back). @default 2000 */
+	/** How long a duplicate waits, in ms, for the transaction that holds its key to end before it is answered 409 (then it replays the committed answer, or runs when that one rolled back). It asks again every 10 to 100 ms, holding no connection in between. @default 2000 */
 	wait?: number;
 }
 
@@ -50,22 +49,25 @@ interface ClaimRow {
 	headers: Array<[string, string]> | null;
 	body: Uint8Array | null;
 	live: boolean | null;
+	leased: boolean | null;
 }
 
-const KNOWN = new Set(['table', 'createTable', 'wait', 'cleanupInterval', 'cleanupBatch', 'cleanupLimit']);
-/** Postgres's `lock_not_available`: the wait for the key's holder ran out (`lock_timeout`). */
-const LOCK_TIMEOUT = '55P03';
+/** What a claim found besides what `TransactionalClaimResult` says: another transaction (or a lease) holds the key now. */
+type Found = TransactionalClaimResult | {state: 'busy'};
+
+const sleep = async (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 /**
  * A transactional key store over any driver that runs SQL in PostgreSQL transactions. The key's
  * row is inserted in the handler's transaction, behind a transaction-scoped advisory lock on the
- * key: a duplicate finds the lock taken without waiting on the row, then waits for it (bounded
- * by `wait`, through `lock_timeout`), and reads the committed answer. A crash ends the
- * transaction with the connection, so the key is free at once.
+ * key. A committed answer is read without the lock. A duplicate that finds the lock taken (or a
+ * live lease on the row) rolls back, gives its connection back, and asks again a little later,
+ * until the key is free, answered, or `wait` has passed since it arrived (then 409): a duplicate
+ * never holds a connection while it waits. A crash ends the transaction with the connection, so
+ * the key is free as soon as PostgreSQL sees it close.
  */
 export function sqlTransactional<Tx>(driver: SqlDriver<Tx>, options: TransactionalStoreOptions = {}): TransactionalKeyStore<Tx> {
-	refuseUnknown(optionsObject(options), KNOWN);
-	const {table, name, createTable, interval, batch} = commonOptions(options);
+	const {table, name, createTable, interval, batch} = commonOptions(options, ['wait']);
 	const wait = options.wait ?? 2000;
 	if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 1) throw new TypeError(`Expected \`wait\` to be a positive integer, got ${JSON.stringify(wait)}`);
 
@@ -83,21 +85,16 @@ claim AS (
 	ON CONFLICT (id) DO NOTHING
 	RETURNING 1
 )
-SELECT coalesce((SELECT free FROM gate), true) AS free, EXISTS (SELECT 1 FROM claim) AS claimed, k.fingerprint, k.status, k.headers, k.body, k.status IS NOT NULL AND k.expires_at > now() AS live
+SELECT coalesce((SELECT free FROM gate), true) AS free, EXISTS (SELECT 1 FROM claim) AS claimed, k.fingerprint, k.status, k.headers, k.body,
+	k.status IS NOT NULL AND k.expires_at > now() AS live, k.status IS NULL AND k.lease_until > now() AS leased
 FROM (SELECT 1) AS one LEFT JOIN ${name} k ON k.id = $1`;
-	// Waits for the lock with lock_timeout set to `wait`, then puts the transaction's own lock_timeout back.
-	const waitSql = `SELECT set_config('lock_timeout', w.previous, true) FROM (
-	SELECT s.previous, pg_advisory_xact_lock(${lock}) AS locked FROM (
-		SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', $2, true) AS waiting
-	) s
-) w`;
-	// A row past its ttl (or left unanswered) is taken over in this transaction, which holds the key's lock.
+	// A free row (an answer past its ttl, a released or abandoned lease) is taken over in this transaction, which holds the key's lock.
 	const takeoverSql = `UPDATE ${name} SET fingerprint = $2, fence = GREATEST(fence + 1, ${MICROS}), lease_until = NULL, status = NULL, headers = NULL, body = NULL, expires_at = ${after(3)}
-WHERE id = $1 AND (expires_at <= now() OR status IS NULL)`;
+WHERE id = $1 AND (${FREE})`;
 	const completeSql = `UPDATE ${name} SET status = $2, headers = $3, body = $4 WHERE id = $1`;
 
-	/** The claim, from the result of its first statement (sent with `BEGIN`), asking again when it must. */
-	const claim = async (tx: Tx, {id, fingerprint, ttl}: TransactionalClaim, first: SqlResult): Promise<TransactionalClaimResult> => {
+	/** The claim, from the result of its first statement (sent with `BEGIN`), asking again when a row committed after its snapshot. */
+	const claim = async (tx: Tx, {id, fingerprint, ttl}: TransactionalClaim, first: SqlResult): Promise<Found> => {
 		let result = first;
 		for (let attempt = 0; attempt < 6; attempt++) {
 			if (attempt > 0) result = await driver.query(tx, claimSql, [id, fingerprint, ttl]);
@@ -107,18 +104,7 @@ WHERE id = $1 AND (expires_at <= now() OR status IS NULL)`;
 				return {state: 'claimed'};
 			}
 
-			if (!row.free) {
-				try {
-					await driver.query(tx, waitSql, [id, `${wait}ms`]);
-				} catch (error) {
-					// The transaction is aborted: it can only roll back, which is what a 409 wants.
-					if ((error as {code?: string} | null)?.code === LOCK_TIMEOUT) return {state: 'running'};
-					throw error;
-				}
-
-				continue;
-			}
-
+			if (!row.free || row.leased) return {state: 'busy'};
 			if (row.live) {
 				return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
 			}
@@ -138,16 +124,29 @@ WHERE id = $1 AND (expires_at <= now() OR status IS NULL)`;
 		mode: 'transactional',
 		async transaction(key, work) {
 			await prepare();
-			let begun = false;
-			try {
-				return await driver.transaction(key && {text: claimSql, values: [key.id, key.fingerprint, key.ttl]}, async (tx, first) => {
-					begun = true;
-					return work(tx, key ? await claim(tx, key, first!) : undefined);
-				});
-			} catch (error) {
-				// Only the claim, sent with BEGIN, can meet a table of an earlier sendonce.
-				if (!begun) explainOldTable(error, table);
-				throw error;
+			const deadline = performance.now() + wait;
+			const first = key && {text: claimSql, values: [key.id, key.fingerprint, key.ttl]};
+			for (let round = 0; ; round++) {
+				let begun = false;
+				let busy = false;
+				try {
+					const value = await driver.transaction(first, async (tx, opened) => {
+						begun = true;
+						const found = key ? await claim(tx, key, opened!) : undefined;
+						if (found?.state !== 'busy') return work(tx, found);
+						// Past the wait, the duplicate is answered 409; before it, it asks again in a new transaction.
+						if (performance.now() >= deadline) return work(tx, {state: 'running'});
+						busy = true;
+						return {commit: false, value: undefined as never};
+					});
+					if (!busy) return value;
+				} catch (error) {
+					// Only the claim, sent with BEGIN, can meet a table of an earlier sendonce.
+					if (!begun) explainOldTable(error, table);
+					throw error;
+				}
+
+				await sleep(Math.min(10 * 2 ** round, 100, Math.max(0, deadline - performance.now())));
 			}
 		},
 		async complete(tx, id, {answer}: {answer: StoredAnswer}) {

@@ -1,11 +1,10 @@
 // `sendonce/server/postgres`: keys in a PostgreSQL table, shared by every process; in lease mode
 // (`postgresKeyStore`) or inside the handler's own transaction (`postgresTransactional`).
 import type {ClaimResult, KeyStore} from './key-store.js';
-import {after, bytea, commonOptions, explainOldTable, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import {after, bytea, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
 import {sqlTransactional, type SqlResult, type TransactionalStoreOptions} from './postgres-transactional.js';
 import {inlineStatement} from './sql-literal.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
-import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 export {tableSql} from './postgres-table.js';
 export type {TransactionalStoreOptions} from './postgres-transactional.js';
@@ -45,8 +44,6 @@ interface Row {
 	lease_left: number | null;
 }
 
-const KNOWN = new Set(['table', 'createTable', 'cleanupInterval', 'cleanupBatch', 'cleanupLimit']);
-
 function checkQueryable(pool: unknown, what: string): asserts pool is PostgresQueryable {
 	if (typeof (pool as {query?: unknown} | null)?.query !== 'function') {
 		throw new TypeError(`Expected \`pool\` to be ${what}, got ${pool === null ? 'null' : typeof pool}`);
@@ -72,7 +69,6 @@ function checkQueryable(pool: unknown, what: string): asserts pool is PostgresQu
  */
 export function postgresKeyStore(pool: PostgresQueryable, options: PostgresKeyStoreOptions = {}): KeyStore {
 	checkQueryable(pool, 'a pg Pool or Client (an object with `query`)');
-	refuseUnknown(optionsObject(options), KNOWN);
 	const {table, name, createTable, interval, batch} = commonOptions(options);
 	const run: Sql = async (text, values) => {
 		const result = await pool.query(text, values);
@@ -90,13 +86,13 @@ export function postgresKeyStore(pool: PostgresQueryable, options: PostgresKeySt
 )
 SELECT 'claimed' AS state, fence::text AS fence, NULL AS fingerprint, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left FROM claim
 UNION ALL
-SELECT CASE WHEN expires_at <= now() THEN 'free' WHEN status IS NOT NULL THEN 'done' WHEN lease_until > now() THEN 'running' ELSE 'free' END,
+SELECT CASE WHEN status IS NULL AND lease_until > now() THEN 'running' WHEN status IS NOT NULL AND expires_at > now() THEN 'done' ELSE 'free' END,
 	fence::text, fingerprint, status, headers, body, extract(epoch FROM lease_until - now()) * 1000
 FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
-	// Free: past its ttl, released, or a lease that ran out unanswered (then its fence is reported).
+	// Free: an answer past its ttl, a released key, or a lease that ran out unanswered (then its fence is reported).
 	const takeoverSql = `WITH old AS (
 	SELECT fence, lease_until, status FROM ${name}
-	WHERE id = $1 AND (expires_at <= now() OR (status IS NULL AND (lease_until IS NULL OR lease_until <= now())))
+	WHERE id = $1 AND (${FREE})
 	FOR UPDATE
 )
 UPDATE ${name} SET fingerprint = $2, fence = GREATEST(old.fence + 1, ${MICROS}), lease_until = ${after(3)}, status = NULL, headers = NULL, body = NULL, expires_at = ${after(4)}
@@ -128,8 +124,8 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.status IS NULL AND old.lea
 
 			throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after 6 tries`);
 		},
-		async renew(id, {fence, lease}) {
-			return (await run(`UPDATE ${name} SET lease_until = ${after(3)} WHERE ${running}`, [id, String(fence), lease])).count === 1;
+		async renew(id, {fence, lease, ttl}) {
+			return (await run(`UPDATE ${name} SET lease_until = ${after(3)}, expires_at = GREATEST(expires_at, ${after(4)}) WHERE ${running}`, [id, String(fence), lease, ttl])).count === 1;
 		},
 		async complete(id, {fence, fingerprint, answer, ttl}) {
 			const {count} = await run(
@@ -172,6 +168,46 @@ export type PoolClientOf<Pool> = Pool extends {connect(): Promise<infer Client>;
 	? Client
 	: Pool extends {connect(): Promise<infer Client>} ? Client : never;
 
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+
+/**
+ * The client as the handler gets it: the same client, whose `query` refuses once the transaction
+ * has ended (a late write would run in whatever transaction the client is in by then, another
+ * request's), and whose `release` is sendonce's to call.
+ */
+function guarded<Client extends object>(client: Client): {client: Client; close(): void} {
+	let open = true;
+	const ended = () => new Error('sendonce/server/postgres: `ctx.tx` was used after its transaction ended; do the work before the handler returns');
+	const proxy = new Proxy(client, {
+		get(target, property) {
+			if (property === 'query') {
+				return (...args: unknown[]) => {
+					if (open) return (target as unknown as PostgresQueryable).query(...(args as [string, unknown[]]));
+					const callback = args.at(-1);
+					if (typeof callback === 'function') {
+						queueMicrotask(() => (callback as (error: Error) => void)(ended()));
+						return undefined;
+					}
+
+					return Promise.reject(ended());
+				};
+			}
+
+			if (property === 'release') {
+				return () => {
+					throw new TypeError('sendonce/server/postgres: `ctx.tx` is released by sendonce when its transaction ends; do not release it');
+				};
+			}
+
+			const value = Reflect.get(target, property, target) as unknown;
+			return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+		},
+	});
+	return {client: proxy, close() {
+		open = false;
+	}};
+}
+
 /**
  * Keys claimed inside the handler's own PostgreSQL transaction (node-postgres): the handler gets
  * the transaction's client as `ctx.tx`, and its writes, the key's row and the answer commit
@@ -206,21 +242,35 @@ export function postgresTransactional<Pool extends PostgresPool>(pool: Pool, opt
 				broken = error instanceof Error ? error : new Error(String(error));
 			};
 			(client as {on?: (event: 'error', listener: (error: unknown) => void) => void}).on?.('error', onError);
+			const tx = guarded(client);
 			try {
 				let opened: SqlResult | undefined;
+				// READ COMMITTED, whatever the connection's default: a claim reads what committed since it began.
 				// The claim rides with BEGIN: one round trip, its values written in as literals.
 				const inline = first && inlineStatement(first.text, first.values);
 				if (inline === undefined) {
-					await client.query('BEGIN');
+					await client.query(BEGIN);
 					if (first) opened = result(await client.query(first.text, first.values));
 				} else {
-					const results = await client.query(`BEGIN;\n${inline}`) as unknown as Array<{rows: unknown[]; rowCount?: number | null}>;
+					const results = await client.query(`${BEGIN};\n${inline}`) as unknown as Array<{rows: unknown[]; rowCount?: number | null}>;
 					opened = result(results.at(-1)!);
 				}
 
-				const {commit, value} = await work(client, opened);
-				await client.query(commit ? 'COMMIT' : 'ROLLBACK');
-				return value;
+				let outcome: {commit: boolean; value: unknown};
+				try {
+					outcome = await work(tx.client, opened);
+				} finally {
+					tx.close();
+				}
+
+				if (!outcome.commit) {
+					await client.query('ROLLBACK');
+				} else if ((await client.query('COMMIT') as {command?: string}).command === 'ROLLBACK') {
+					// PostgreSQL answers COMMIT with ROLLBACK when a statement in the transaction failed, even one the handler caught.
+					throw new Error('sendonce/server/postgres: the transaction was rolled back at COMMIT, because a statement in it had failed (the handler caught the error and answered anyway): nothing of it was kept');
+				}
+
+				return outcome.value as never;
 			} catch (error) {
 				// A connection that cannot even roll back is not handed out again.
 				await client.query('ROLLBACK').catch((rollback: unknown) => {

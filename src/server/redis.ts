@@ -1,5 +1,5 @@
 // `sendonce/server/redis`: keys in Redis, shared by every process behind a load balancer.
-import {createHash} from 'node:crypto';
+import {createHash, randomBytes} from 'node:crypto';
 import type {ClaimResult, KeyStore, StoredAnswer} from './key-store.js';
 import {optionsObject, refuseUnknown} from './unknown-options.js';
 
@@ -30,44 +30,48 @@ export interface RedisKeyStoreOptions {
 // A key is a hash: `s` its state (`r` running, `d` done, `f` free: released), `f` the
 // fingerprint, `n` the fence, `l` the end of the lease (µs, Redis's clock), `a` the answer
 // (JSON). Each script is one atomic step and one round trip. Fences and times are written with
-// `%.0f`: Lua's own `tostring` would round them to 14 digits.
+// `%.0f`: Lua's own `tostring` would round them to 14 digits. Every script is sent a nonce
+// (ARGV[1]) and answers with it first: a client that pairs a reply with the wrong command (seen
+// with node-redis after a connection reset) is caught instead of believed.
 const PRELUDE = `local function micros()
 	local t = redis.call('TIME')
 	return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local function fmt(n) return string.format('%.0f', n) end
+local nonce = ARGV[1]
 `;
 
-// Running, and the claim named by its fence (ARGV[1]).
+// Running, and the claim named by its fence (ARGV[2]).
 const HELD = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 's', 'n')
-if held[1] ~= 'r' or held[2] ~= ARGV[1] then return 0 end
+if held[1] ~= 'r' or held[2] ~= ARGV[2] then return {nonce, 0} end
 `;
 
 const CLAIM = `${PRELUDE}local now = micros()
 local h = redis.call('HMGET', KEYS[1], 's', 'f', 'n', 'l', 'a')
 local state, fence = h[1], tonumber(h[3])
-if state == 'd' then return {'d', h[2], h[5]} end
-if state == 'r' and tonumber(h[4]) > now then return {'r', h[2], fmt(math.ceil((tonumber(h[4]) - now) / 1000))} end
+if state == 'd' then return {nonce, 'd', h[2], h[5]} end
+if state == 'r' and tonumber(h[4]) > now then return {nonce, 'r', h[2], fmt(math.ceil((tonumber(h[4]) - now) / 1000))} end
 local next = now
 if fence and fence + 1 > next then next = fence + 1 end
-redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[1], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[2]) * 1000))
+redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[2], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[3]) * 1000))
 redis.call('HDEL', KEYS[1], 'a')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if state == 'r' then return {'c', fmt(next), fmt(fence)} end
-return {'c', fmt(next)}`;
-
-const RENEW = `${HELD}redis.call('HSET', KEYS[1], 'l', fmt(micros() + tonumber(ARGV[2]) * 1000))
-return 1`;
-
-const COMPLETE = `${HELD}redis.call('HSET', KEYS[1], 's', 'd', 'f', ARGV[2], 'a', ARGV[3])
-redis.call('HDEL', KEYS[1], 'l')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1`;
+if state == 'r' then return {nonce, 'c', fmt(next), fmt(fence)} end
+return {nonce, 'c', fmt(next)}`;
+
+const RENEW = `${HELD}redis.call('HSET', KEYS[1], 'l', fmt(micros() + tonumber(ARGV[3]) * 1000))
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return {nonce, 1}`;
+
+const COMPLETE = `${HELD}redis.call('HSET', KEYS[1], 's', 'd', 'f', ARGV[3], 'a', ARGV[4])
+redis.call('HDEL', KEYS[1], 'l')
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {nonce, 1}`;
 
 // Free, kept until its ttl: the key's next claim gets a larger fence.
 const RELEASE = `${HELD}redis.call('HSET', KEYS[1], 's', 'f')
 redis.call('HDEL', KEYS[1], 'l')
-return 1`;
+return {nonce, 1}`;
 
 interface StoredJson {
 	s: number;
@@ -121,15 +125,32 @@ export function redisKeyStore(client: RedisClientLike, options: RedisKeyStoreOpt
 	const {prefix = 'sendonce:'} = options;
 	if (typeof prefix !== 'string') throw new TypeError(`Expected \`prefix\` to be a string, got ${typeof prefix}`);
 
+	// A nonce per call: this store's random part, then a counter.
+	const base = randomBytes(6).toString('hex');
+	let calls = 0;
+
 	// EVALSHA sends 40 bytes instead of the script; the first call after a restart loads it.
-	const run = async (script: string, key: string, ...args: string[]): Promise<unknown> => {
-		const tail = ['1', prefix + key, ...args];
+	const run = async (script: string, key: string, ...args: string[]): Promise<unknown[]> => {
+		const nonce = `${base}${(++calls).toString(36)}`;
+		const tail = ['1', prefix + key, nonce, ...args];
+		let reply: unknown;
 		try {
-			return await send(['EVALSHA', SHA1.get(script)!, ...tail]);
+			try {
+				reply = await send(['EVALSHA', SHA1.get(script)!, ...tail]);
+			} catch (error) {
+				if (!String((error as {message?: unknown})?.message).includes('NOSCRIPT')) throw error;
+				reply = await send(['EVAL', script, ...tail]);
+			}
 		} catch (error) {
-			if (!String((error as {message?: unknown})?.message).includes('NOSCRIPT')) throw error;
-			return send(['EVAL', script, ...tail]);
+			if (!String((error as {message?: unknown})?.message).includes('WRONGTYPE')) throw error;
+			throw new Error(`sendonce/server/redis: ${JSON.stringify(prefix + key)} is not a hash: it was written by an earlier sendonce (keys live a day at most) or by the app; delete the keys under ${JSON.stringify(prefix)}, or give the store another \`prefix\``, {cause: error});
 		}
+
+		if (!Array.isArray(reply) || reply[0] !== nonce) {
+			throw new Error(`sendonce/server/redis: the Redis client answered a call on ${JSON.stringify(prefix + key)} with a reply to another command (${JSON.stringify(reply).slice(0, 80)}); nothing of that reply was believed`);
+		}
+
+		return reply.slice(1);
 	};
 
 	return {
@@ -141,12 +162,12 @@ export function redisKeyStore(client: RedisClientLike, options: RedisKeyStoreOpt
 			const answer: StoredAnswer = {status: stored.s, headers: stored.h, body: Buffer.from(stored.b, 'base64')};
 			return {state: 'done', fingerprint: first, answer};
 		},
-		async renew(id, {fence, lease}) {
-			return Number(await run(RENEW, id, String(fence), String(lease))) === 1;
+		async renew(id, {fence, lease, ttl}) {
+			return Number((await run(RENEW, id, String(fence), String(lease), String(ttl)))[0]) === 1;
 		},
 		async complete(id, {fence, fingerprint, answer, ttl}) {
-			const stored: StoredJson = {s: answer.status, h: answer.headers, b: Buffer.from(answer.body).toString('base64')};
-			return Number(await run(COMPLETE, id, String(fence), fingerprint, JSON.stringify(stored), String(ttl))) === 1;
+			const stored: StoredJson = {s: answer.status, h: answer.headers, b: Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength).toString('base64')};
+			return Number((await run(COMPLETE, id, String(fence), fingerprint, JSON.stringify(stored), String(ttl)))[0]) === 1;
 		},
 		async release(id, {fence}) {
 			await run(RELEASE, id, String(fence));

@@ -1,4 +1,5 @@
 import {canonicalJson} from '../core/serialize.js';
+import {canonicalJsonText} from './canonical-json.js';
 import type {RequestBody} from './exchange.js';
 import {sha256Hex} from './web-crypto.js';
 
@@ -6,18 +7,22 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const encoder = new TextEncoder();
 
 /**
- * The body as it is fingerprinted: canonical JSON (object keys sorted, as sendonce's client
- * writes it) when it is JSON, so that the same values in another key order match; its bytes
- * otherwise.
+ * The body as it is fingerprinted: canonical JSON (members sorted by name, as sendonce's client
+ * writes it, numbers as written) when it is JSON, so that the same values in another member
+ * order match; its bytes otherwise.
  */
 function canonicalBytes(contentType: string | undefined, body: Uint8Array): Uint8Array {
 	if (body.length === 0 || contentType === undefined || !JSON_TYPE.test(contentType)) return body;
+	let text: string;
 	try {
-		return encoder.encode(canonicalJson(JSON.parse(new TextDecoder('utf-8', {fatal: true}).decode(body))));
+		text = new TextDecoder('utf-8', {fatal: true}).decode(body);
 	} catch {
-		// Not valid JSON after all: the bytes are the body.
 		return body;
 	}
+
+	// Not valid JSON after all: the bytes are the body.
+	const canonical = canonicalJsonText(text);
+	return canonical === undefined ? body : encoder.encode(canonical);
 }
 
 /**
@@ -25,7 +30,7 @@ function canonicalBytes(contentType: string | undefined, body: Uint8Array): Uint
  * parser made of them: the same string either way), a parsed string's or Buffer's bytes, the
  * canonical JSON of any other parsed value (a form parsed into an object).
  */
-function bodyBytes(contentType: string | undefined, body: RequestBody): Uint8Array {
+export function bodyBytes(contentType: string | undefined, body: RequestBody): Uint8Array {
 	if ('bytes' in body) return canonicalBytes(contentType, body.bytes);
 	const {value} = body;
 	if (value instanceof Uint8Array) return canonicalBytes(contentType, value);
@@ -34,17 +39,13 @@ function bodyBytes(contentType: string | undefined, body: RequestBody): Uint8Arr
 	return encoder.encode(canonicalJson(value));
 }
 
-async function digest(method: string, target: string, body: Uint8Array): Promise<string> {
+/** SHA-256 (hex) over "METHOD target\n" and the body's bytes as `bodyBytes` gives them. */
+export async function digest(method: string, target: string, body: Uint8Array): Promise<string> {
 	const head = encoder.encode(`${method.toUpperCase()} ${target}\n`);
 	const bytes = new Uint8Array(head.length + body.length);
 	bytes.set(head);
 	bytes.set(body, head.length);
 	return sha256Hex(bytes);
-}
-
-/** The fingerprint of a request whose body is bytes or a parser's value (see `requestFingerprint`). */
-export async function fingerprintOf(method: string, target: string, contentType: string | undefined, body: RequestBody): Promise<string> {
-	return digest(method, target, bodyBytes(contentType, body));
 }
 
 /**

@@ -50,7 +50,7 @@ export interface FaultRunResult {
 	effects: number;
 	/** Orders with more than one effect. */
 	duplicates: number;
-	/** Of those, the ones a `'lease-lost'` report names. */
+	/** Of those, the ones whose every earlier run's claim a `'lease-lost'` report names (by key and fence). */
 	reported: number;
 	/** Orders the client saw succeed that have no effect. */
 	lost: number;
@@ -61,6 +61,8 @@ export interface FaultRunResult {
 	recoveries: number[];
 	/** Orders a killed process was running that got no 2xx afterwards (the client gave up). */
 	unrecovered: number;
+	/** Each order that took effect twice without every earlier run reported: its runs' fences and its key's reports. */
+	silent: string[];
 	seconds: number;
 }
 
@@ -240,22 +242,40 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 	while (Date.now() < quiet && front.servers.some(server => server.inFlight.size > 0)) await sleep(100);
 	await sleep(2 * lease);
 
-	const {rows} = await database.query(`SELECT order_id, count(*)::int AS effects FROM "${effectsTable}" GROUP BY order_id`);
+	const {rows} = await database.query(`SELECT order_id, count(*)::int AS effects, array_agg(fence::text ORDER BY fence) AS fences, array_agg(pid || '@' || to_char(at, 'MI:SS.MS') || ' key ' || key ORDER BY fence) AS runs FROM "${effectsTable}" GROUP BY order_id`);
+	const runsOf = new Map(rows.map(row => [row.order_id as string, row.runs as string[]]));
 	const effectsOf = new Map(rows.map(row => [row.order_id as string, row.effects as number]));
-	const lines = (await readFile(reports, 'utf8').catch(() => '')).split('\n').filter(Boolean).map(line => JSON.parse(line) as {key: string; phase: string});
-	const reportedKeys = new Set(lines.filter(line => line.phase === 'lease-lost').map(line => line.key));
+	const fencesOf = new Map(rows.map(row => [row.order_id as string, row.fences as Array<string | null>]));
+	const lines = (await readFile(reports, 'utf8').catch(() => '')).split('\n').filter(Boolean).map(line => JSON.parse(line) as {key: string; phase: string; fence?: number; pid?: number; error?: string});
+	// The claims reported as having lost their lease, by key and fence.
+	const reportedClaims = new Set(lines.filter(line => line.phase === 'lease-lost').map(line => `${line.key} ${line.fence}`));
 
 	let duplicates = 0;
 	let reported = 0;
+	const silent: string[] = [];
 	let lost = 0;
 	for (const [order, {key, status}] of orders) {
 		const count = effectsOf.get(order) ?? 0;
 		if (count > 1) {
 			duplicates++;
-			if (reportedKeys.has(key)) reported++;
+			// Every run but the last was a claim that lost its lease: each must have been reported, by its fence.
+			const earlier = fencesOf.get(order)!.slice(0, -1);
+			if (earlier.every(fence => fence !== null && reportedClaims.has(`${key} ${fence}`))) reported++;
+			else silent.push(`${order}: runs with fences ${fencesOf.get(order)!.join(', ')} (pid@time ${runsOf.get(order)!.join(', ')}); reports for its key: ${lines.filter(line => line.key === key).map(line => JSON.stringify(line)).join(', ') || 'none'}`);
 		}
 
 		if (status === 'succeeded' && count === 0) lost++;
+	}
+
+	if (store === 'redis' && process.env.KEEP_TRACE) {
+		const redis = await createRedis({url: redisUrl}).connect();
+		for (const [index, line] of silent.entries()) {
+			const order = line.slice(0, line.indexOf(':'));
+			const hash = await redis.hGetAll(`${prefix}${orders.get(order)!.key}`);
+			silent[index] = `${line}; the key now: ${JSON.stringify({...hash, a: hash.a ? 'answer' : undefined})}; client: ${orders.get(order)!.status}`;
+		}
+
+		redis.destroy();
 	}
 
 	const recoveries: number[] = [];
@@ -280,7 +300,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		redis.destroy();
 	}
 
-	await rm(folder, {recursive: true, force: true});
+	if (process.env.KEEP_TRACE) console.log('trace kept in', folder); else await rm(folder, {recursive: true, force: true});
 	const statuses = [...orders.values()].map(({status}) => status);
 	return {
 		name,
@@ -298,6 +318,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		recoveries,
 		unrecovered,
 		seconds,
+		silent,
 	};
 }
 

@@ -1,5 +1,5 @@
 import {createServer, request as httpRequest, type Server} from 'node:http';
-import type {AddressInfo} from 'node:net';
+import {connect, type AddressInfo} from 'node:net';
 import express4 from 'express';
 import express5 from 'express5';
 import Fastify from 'fastify';
@@ -432,5 +432,134 @@ describe('fastifyIdempotency (Fastify 5)', () => {
 
 	test('refuses an unknown option, naming it', () => {
 		expect(() => fastifyIdempotency({nope: 1} as never)).toThrow(/^Unknown option `nope`/);
+	});
+});
+
+// What a hostile review of the adapters found (each failed before its fix).
+describe('the adapters, as a hostile review tried them', () => {
+	test('Fastify: a route that answers through reply.hijack() is stored before its answer goes out, and replayed; it runs once', async () => {
+		const server = Fastify();
+		closers.push(async () => server.close());
+		const idempotent = fastifyIdempotency({store: memoryKeyStore(), required: true});
+		await server.register(idempotent);
+		let runs = 0;
+		server.post('/orders', async (_request, reply) => {
+			runs++;
+			reply.hijack();
+			reply.raw.writeHead(201, {'content-type': 'application/json'});
+			reply.raw.end(JSON.stringify({ordered: runs}));
+		});
+		const url = await server.listen({port: 0, host: '127.0.0.1'});
+		const first = await post(`${url}/orders`, 'hijacked', {});
+		const replay = await post(`${url}/orders`, 'hijacked', {});
+
+		expect(first.status).toBe(201);
+		expect(await first.json()).toEqual({ordered: 1});
+		expect(replay.headers.get('idempotent-replayed')).toBe('true');
+		expect(await replay.json()).toEqual({ordered: 1});
+		expect(runs).toBe(1);
+	});
+
+	test('Fastify: a route that never answers gives its key up once the client has gone', async () => {
+		const server = Fastify();
+		closers.push(async () => server.close());
+		await server.register(fastifyIdempotency({store: memoryKeyStore(), required: true}));
+		let runs = 0;
+		server.post('/orders', async () => {
+			if (++runs === 1) return new Promise(() => undefined);
+			return {run: runs};
+		});
+		const url = new URL(await server.listen({port: 0, host: '127.0.0.1'}));
+		const socket = connect(Number(url.port), '127.0.0.1');
+		socket.on('error', () => undefined);
+		socket.write('POST /orders HTTP/1.1\r\nHost: x\r\nIdempotency-Key: hung\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+		await vi.waitFor(() => {
+			expect(runs).toBe(1);
+		});
+		socket.destroy();
+		await vi.waitFor(async () => {
+			expect((await post(`${url.origin}/orders`, 'hung', {})).status).toBe(200);
+		});
+		expect(runs).toBe(2);
+	});
+
+	test('Fastify: the 413 for a Content-Length over maxBody carries the CORS headers', async () => {
+		const server = Fastify();
+		closers.push(async () => server.close());
+		await server.register(fastifyIdempotency({store: memoryKeyStore(), maxBody: 1000, cors: {origin: 'https://shop.test'}}));
+		server.post('/orders', async () => ({ok: true}));
+		const url = await server.listen({port: 0, host: '127.0.0.1'});
+		const answer = await post(`${url}/orders`, 'big', {pad: 'x'.repeat(2000)}, {origin: 'https://shop.test'});
+		expect(answer.status).toBe(413);
+		expect(answer.headers.get('access-control-allow-origin')).toBe('https://shop.test');
+	});
+
+	test.each(expressVersions)('%s: a route whose error comes after its answer still sends that answer, and it is what replays', async (_, express) => {
+		const api = express();
+		const store = memoryKeyStore();
+		// A store with a round trip, during which the route's error reaches the error handler.
+		const slow = {...store, complete: async (...args: Parameters<typeof store.complete>) => {
+			await new Promise(resolve => setTimeout(resolve, 20));
+			return store.complete(...args);
+		}};
+		let runs = 0;
+		api.post('/orders', expressIdempotency({store: slow, required: true}), (_request, response, next) => {
+			response.status(201).json({id: ++runs});
+			setImmediate(() => next(new Error('the audit log failed after the answer')));
+		});
+		api.use((_error: Error, _request: unknown, response: {headersSent: boolean; status(code: number): {send(body: string): void}}, next: (error?: unknown) => void) => {
+			if (response.headersSent) next(_error);
+			else response.status(500).send('failed');
+		});
+		const url = await listen(createServer(api));
+		const first = await post(`${url}/orders`, 'after', {});
+		expect(first.status).toBe(201);
+		expect(await first.json()).toEqual({id: 1});
+		const replay = await post(`${url}/orders`, 'after', {});
+		expect(replay.headers.get('idempotent-replayed')).toBe('true');
+		expect(await replay.json()).toEqual({id: 1});
+	});
+
+	test.each(expressVersions)('%s: with express.json() before the middleware, a chunked body over maxBody is 413', async (_, express) => {
+		const api = express();
+		const store = memoryKeyStore();
+		api.post('/orders', express.json(), expressIdempotency({store, maxBody: 1000}), (_request, response) => {
+			response.status(201).end();
+		});
+		const url = await listen(createServer(api));
+		const status = await new Promise<number>((resolve, reject) => {
+			const outgoing = httpRequest(`${url}/orders`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'chunked', 'transfer-encoding': 'chunked'}}, incoming => {
+				incoming.resume();
+				resolve(incoming.statusCode ?? 0);
+			});
+			outgoing.on('error', reject);
+			outgoing.end(JSON.stringify({pad: 'x'.repeat(5000)}));
+		});
+		expect(status).toBe(413);
+		expect(store.size).toBe(0);
+	});
+
+	test('toNodeHandler: a client that stops reading a large answer and leaves does not keep its request, or the answer, alive', async () => {
+		const settled: Array<Promise<unknown>> = [];
+		const handler = toNodeHandler(async () => new Response(new Uint8Array(16 * 1024 * 1024), {status: 200}));
+		const url = await listen(createServer((request, response) => {
+			settled.push(handler(request, response));
+		}));
+		await new Promise<void>((resolve, reject) => {
+			const outgoing = httpRequest(url, {method: 'GET'}, incoming => {
+				// Headers only: the client reads nothing of the body, then leaves.
+				incoming.pause();
+				outgoing.destroy();
+				resolve();
+			});
+			outgoing.on('error', () => undefined);
+			outgoing.on('close', resolve);
+			outgoing.end();
+			void reject;
+		});
+		await vi.waitFor(() => {
+			expect(settled).toHaveLength(1);
+		});
+		await settled[0];
 	});
 });

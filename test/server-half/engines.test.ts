@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs';
 import {fileURLToPath} from 'node:url';
 import type pg from 'pg';
-import {afterAll, beforeAll, describe, expect, inject, test} from 'vitest';
+import {afterAll, beforeAll, describe, expect, inject, onTestFinished, test} from 'vitest';
 import {Kysely, PostgresDialect} from 'kysely';
 import {memoryKeyStore, toNodeHandler} from '../../src/server.js';
 import {kyselyTransactional} from '../../src/server/kysely.js';
@@ -22,9 +22,24 @@ describe('what the store factories accept', () => {
 
 	test('redisKeyStore sends node-redis clients raw commands as arrays and ioredis clients through call()', async () => {
 		const sent: unknown[] = [];
-		await redisKeyStore({sendCommand: async (args: string[]) => (sent.push(args), ['c', '1'])}).claim('k', claim());
-		await redisKeyStore({call: async (...args: string[]) => (sent.push(args), ['c', '1']), sendCommand: () => undefined} as never).claim('k', claim());
+		await redisKeyStore({sendCommand: async (args: string[]) => (sent.push(args), [args[4], 'c', '1'])}).claim('k', claim());
+		await redisKeyStore({call: async (...args: string[]) => (sent.push(args), [args[4], 'c', '1']), sendCommand: () => undefined} as never).claim('k', claim());
 		expect(sent.map(args => (args as string[]).slice(0, 4))).toEqual([['EVALSHA', expect.stringMatching(/^[\da-f]{40}$/), '1', 'sendonce:k'], ['EVALSHA', expect.stringMatching(/^[\da-f]{40}$/), '1', 'sendonce:k']]);
+	});
+
+	test('redisKeyStore believes no reply that is not to its own call: a client that pairs replies with the wrong commands is caught', async () => {
+		// What node-redis was seen doing after a connection reset, against Redis 7.0: the handshake's
+		// error reply, then each reply one command late.
+		const replies: unknown[] = [new Error('ERR unknown subcommand \'SETINFO\'')];
+		const shifted = {sendCommand: async (args: string[]) => {
+			replies.push([args[4], 'c', '1796180000000000']);
+			const reply = replies.shift();
+			if (reply instanceof Error) throw reply;
+			return reply;
+		}};
+		const store = redisKeyStore(shifted);
+		await expect(store.claim('a', claim())).rejects.toThrow('SETINFO');
+		await expect(store.claim('b', claim())).rejects.toThrow(/^sendonce\/server\/redis: the Redis client answered a call on "sendonce:b" with a reply to another command/);
 	});
 
 	test.each([
@@ -34,7 +49,7 @@ describe('what the store factories accept', () => {
 		[{cleanupInterval: -1}, /^Expected `cleanupInterval` to be a non-negative integer/],
 		[{cleanupBatch: 0}, /^Expected `cleanupBatch` to be a positive integer/],
 		[{cleanupLimit: 100}, /^Unknown option `cleanupLimit`: cleanup now deletes every expired row/],
-		[{nope: 1}, /^Unknown option `nope`; expected one of table, createTable, cleanupInterval, cleanupBatch/],
+		[{nope: 1}, /^Unknown option `nope`; expected one of table, createTable, cleanupInterval, cleanupBatch$/],
 	])('postgresKeyStore(pool, %o) throws a TypeError', (options, message) => {
 		expect(() => postgresKeyStore({query: async () => ({rows: []})}, options as never)).toThrow(TypeError);
 		expect(() => postgresKeyStore({query: async () => ({rows: []})}, options as never)).toThrow(message);
@@ -43,7 +58,7 @@ describe('what the store factories accept', () => {
 	test.each([
 		['memoryKeyStore', () => memoryKeyStore({nope: 1} as never), /^Unknown option `nope`; expected one of now$/],
 		['redisKeyStore', () => redisKeyStore({sendCommand: async () => null}, {prefx: 'a:'} as never), /^Unknown option `prefx`; expected one of prefix$/],
-		['postgresTransactional', () => postgresTransactional({query: async () => ({rows: []}), connect: async () => ({query: async () => ({rows: []}), release() {}})}, {wiat: 10} as never), /^Unknown option `wiat`; expected one of table, createTable, wait/],
+		['postgresTransactional', () => postgresTransactional({query: async () => ({rows: []}), connect: async () => ({query: async () => ({rows: []}), release() {}})}, {wiat: 10} as never), /^Unknown option `wiat`; expected one of table, createTable, wait, cleanupInterval, cleanupBatch$/],
 		['kyselyTransactional', () => kyselyTransactional(new Kysely({dialect: new PostgresDialect({pool: async () => openPool()})}), {table: 'ok', tabel: 'x'} as never), /^Unknown option `tabel`/],
 		['toNodeHandler', () => toNodeHandler(async () => new Response(), {onErorr: () => undefined} as never), /^Unknown option `onErorr`; expected one of onError$/],
 	])('%s refuses an unknown option, naming it', (_, make, message) => {
@@ -77,6 +92,19 @@ describe.skipIf(inject('redisUrl') === null)('redisKeyStore on a real Redis', ()
 			await client.del(`${prefix}k`);
 			client.destroy();
 		}
+	});
+});
+
+describe.skipIf(inject('redisUrl') === null)('redisKeyStore and the keys an earlier sendonce left', () => {
+	test('a key written as a string (the format before fences) is refused with a message naming it and what to do', async () => {
+		const client = await openNodeRedis();
+		const prefix = `sendonce-test:${uniqueName()}:`;
+		onTestFinished(async () => {
+			await client.del(`${prefix}old`);
+			client.destroy();
+		});
+		await client.set(`${prefix}old`, 'running:f:token', {PX: 60_000});
+		await expect(redisKeyStore(client, {prefix}).claim('old', claim())).rejects.toThrow(`sendonce/server/redis: "${prefix}old" is not a hash: it was written by an earlier sendonce`);
 	});
 });
 

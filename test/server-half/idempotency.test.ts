@@ -168,6 +168,32 @@ describe('leases', () => {
 	});
 });
 
+describe('Retry-After of a 409 in lease mode', () => {
+	test('while the holder renews its lease, retryAfter; once it has missed its renewals (a crashed process), the lease left', async () => {
+		vi.useFakeTimers();
+		const store = memoryKeyStore();
+		const fingerprint = await requestFingerprint('POST', '/orders', 'application/json', encode('{"order":1}'));
+		// A process that died mid-handler: its claim is never renewed.
+		await store.claim('dead', {fingerprint, lease: 30_000, ttl: 60_000});
+		let finish!: () => void;
+		const {handle} = counted({store, lease: 30_000, onError: () => undefined}, async () => {
+			await new Promise<void>(resolve => {
+				finish = resolve;
+			});
+			return new Response(null, {status: 201});
+		});
+		const live = handle(request('alive'));
+		await vi.advanceTimersByTimeAsync(20_000);
+
+		expect((await handle(request('alive'))).headers.get('retry-after')).toBe('1');
+		expect((await handle(request('dead'))).headers.get('retry-after')).toBe('10');
+		await vi.advanceTimersByTimeAsync(9000);
+		expect((await handle(request('dead'))).headers.get('retry-after')).toBe('1');
+		finish();
+		await live;
+	});
+});
+
 describe('what is stored and replayed', () => {
 	test('the safe headers are replayed, Set-Cookie and the rest are not; replayHeaders adds names', async () => {
 		const {handle} = counted({replayHeaders: ['X-Order-Id']}, () => new Response('{}', {
@@ -336,5 +362,71 @@ describe('options are checked once, with a message naming the option', () => {
 		const handle = idempotency({store, scope: () => undefined as unknown as string})(async () => new Response('no'));
 		await expect(handle(request('s'))).rejects.toThrow(/^Expected `scope` to return a string, got undefined/);
 		expect(store.size).toBe(0);
+	});
+});
+
+// What a hostile review of the lease mode and the pre-steps found (each failed before its fix).
+describe('lease mode and the pre-steps, as a hostile review tried them', () => {
+	test('a handler running longer than ttl keeps its key while it renews its lease: the duplicate gets 409, never a run beside it', async () => {
+		vi.useFakeTimers();
+		let running = 0;
+		let beside = 0;
+		const {handle, seen} = counted({lease: 300, ttl: 600}, async () => {
+			if (++running > 1) beside++;
+			await new Promise(resolve => setTimeout(resolve, 1500));
+			running--;
+			return new Response(null, {status: 201});
+		});
+		const first = handle(request('long'));
+		await vi.advanceTimersByTimeAsync(900);
+		expect((await handle(request('long'))).status).toBe(409);
+		await vi.advanceTimersByTimeAsync(1000);
+		expect((await first).status).toBe(201);
+		expect(seen).toEqual(['long']);
+		expect(beside).toBe(0);
+	});
+
+	test('a claim that came back slowly is renewed at once: its signal stays whole while its lease does', async () => {
+		vi.useFakeTimers();
+		const store = memoryKeyStore();
+		// A claim that waits 700 ms (a queue for a pooled connection) on a lease of 1000 ms.
+		const slow = {...store, claim: async (...args: Parameters<typeof store.claim>) => {
+			await new Promise(resolve => setTimeout(resolve, 700));
+			return store.claim(...args);
+		}};
+		let signal: AbortSignal | undefined;
+		const handle = idempotency({store: slow, lease: 1000})(async (_request, ctx) => {
+			signal = ctx.signal;
+			await new Promise(resolve => setTimeout(resolve, 1500));
+			return new Response(null, {status: 201});
+		});
+		const answer = handle(request('slow-claim'));
+		await vi.advanceTimersByTimeAsync(2300);
+		expect(signal?.aborted).toBe(false);
+		expect((await answer).status).toBe(201);
+	});
+
+	test.each([
+		['two lone surrogates a store would write alike', 'tenant-\uD800'],
+		['a NUL', 'tenant\u0000'],
+		['more than 2,048 bytes of UTF-8', 'é'.repeat(1025)],
+	])('a scope of %s is refused with a TypeError before anything is claimed', async (_, scope) => {
+		const store = memoryKeyStore();
+		const handle = idempotency({store, scope: () => scope})(async () => new Response(null, {status: 201}));
+		await expect(handle(request('scoped'))).rejects.toThrow(/^Expected `scope` to return well-formed text without NUL, at most 2048 bytes of UTF-8/);
+		expect(store.size).toBe(0);
+	});
+
+	test.each([
+		['64-bit ids', '{"product": 12345678901234567890}', '{"product": 12345678901234567891}'],
+		['amounts past 2^53', '{"cents": 9007199254740993}', '{"cents": 9007199254740992}'],
+		['a repeated member name', '{"to": "alice", "to": "mallory"}', '{"to": "mallory"}'],
+		['decimals past double precision', '{"rate": 0.30000000000000001}', '{"rate": 0.3}'],
+	])('JSON bodies that JSON.parse cannot tell apart (%s) are two requests: the second is 422', async (_, first, second) => {
+		const {handle, seen} = counted();
+		const send = async (body: string) => handle(new Request('http://api.test/orders', {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'precise'}, body}));
+		expect((await send(first)).status).toBe(201);
+		expect((await send(second)).status).toBe(422);
+		expect(seen).toHaveLength(1);
 	});
 });

@@ -90,7 +90,7 @@ for (const kind of storeKinds) {
 			const next = await store.claim(key, claim());
 			expect(next).toEqual({state: 'claimed', fence: expect.any(Number), supersedes: old});
 			expect(fenceOf(next)).toBeGreaterThan(old);
-			expect(await store.renew(key, {fence: old, lease: LEASE})).toBe(false);
+			expect(await store.renew(key, {fence: old, lease: LEASE, ttl: 60_000})).toBe(false);
 			expect(await store.complete(key, {fence: old, fingerprint: 'f1', answer, ttl: 60_000})).toBe(false);
 			await store.release(key, {fence: old});
 			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
@@ -104,13 +104,29 @@ for (const kind of storeKinds) {
 			const fence = fenceOf(await store.claim(key, claim('f1', lease)));
 			for (let step = 0; step < 5; step++) {
 				await pass(lease / 4);
-				expect(await store.renew(key, {fence, lease})).toBe(true);
+				expect(await store.renew(key, {fence, lease, ttl: 60_000})).toBe(true);
 			}
 
 			// More than a lease has passed since the claim: still held.
 			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
 			await pass(lease + 50);
 			expect(await store.claim(key, claim())).toMatchObject({state: 'claimed', supersedes: fence});
+		});
+
+		test('a claim renewed past its ttl is still running, and once abandoned its taker still names it', async () => {
+			fakeClock();
+			const lease = 4 * LEASE;
+			const key = id();
+			// A record kept twice the lease (idempotency() keeps it a ttl past the lease): a handler running longer keeps it by renewing.
+			const fence = fenceOf(await store.claim(key, {fingerprint: 'f1', lease, ttl: 2 * lease}));
+			for (let step = 0; step < 10; step++) {
+				await pass(lease / 4);
+				expect(await store.renew(key, {fence, lease, ttl: 2 * lease})).toBe(true);
+			}
+
+			expect(await store.claim(key, claim())).toMatchObject({state: 'running'});
+			await pass(lease + 50);
+			expect(await store.claim(key, claim())).toEqual({state: 'claimed', fence: expect.any(Number), supersedes: fence});
 		});
 
 		test('an answer completed after the lease ran out, when no one took the key, is still stored', async () => {
