@@ -3,7 +3,7 @@ import type {Answer, Incoming} from './exchange.js';
 import {parseKeyHeader} from './key-header.js';
 import type {NormalizedOptions} from './options.js';
 import {problem} from './problem.js';
-import {bodyBytes, digest} from './request-fingerprint.js';
+import {BodyTooDeepError, bodyBytes, digest} from './request-fingerprint.js';
 
 /**
  * What a request is to the server half: not its business (`pass`: a method it does not honour,
@@ -69,7 +69,14 @@ export async function admit(settings: NormalizedOptions, request: Incoming<unkno
 	}
 
 	// A body a parser read before (its own limit applied, not this one) is bounded by what it fingerprints as.
-	const bytes = bodyBytes(request.header('content-type'), body);
+	let bytes: Uint8Array;
+	try {
+		bytes = bodyBytes(request.header('content-type'), body);
+	} catch (error) {
+		if (!(error instanceof BodyTooDeepError)) throw error;
+		return {type: 'refuse', answer: problem(400, 'Request body too deeply nested', `${error.message}: it cannot be fingerprinted.`)};
+	}
+
 	if (bytes.length > settings.maxBody) return tooLarge(settings.maxBody);
 	const fingerprint = await digest(request.method, request.target, bytes);
 	return {type: 'keyed', key: parsed.key, id: storageId(await scopeOf(settings, request.native), parsed.key), fingerprint};

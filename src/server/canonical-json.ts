@@ -1,3 +1,6 @@
+/** Objects and arrays nested deeper than this are not canonicalised (the body's bytes are fingerprinted instead). */
+export const MAX_DEPTH = 512;
+
 /**
  * JSON text in canonical form, read from its text rather than through `JSON.parse`: whitespace
  * gone, object members sorted by name (members of one name kept in their order), strings
@@ -8,6 +11,7 @@
  */
 export function canonicalJsonText(text: string): string | undefined {
 	let index = 0;
+	let depth = 0;
 	const fail = (): never => {
 		throw new SyntaxError('not JSON');
 	};
@@ -42,6 +46,8 @@ export function canonicalJsonText(text: string): string | undefined {
 	const value = (): string => {
 		space();
 		const char = text[index];
+		// Deeper than this is read as bytes, the same way in every process (a stack's depth is not).
+		if ((char === '{' || char === '[') && ++depth > MAX_DEPTH) fail();
 		if (char === '{') {
 			index++;
 			const members: Array<[name: string, written: string, value: string]> = [];
@@ -75,6 +81,7 @@ export function canonicalJsonText(text: string): string | undefined {
 
 			// By name as Object.keys(…).sort() orders them; the sort is stable: members of one name keep their order.
 			members.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+			depth--;
 			return `{${members.map(([, written, member]) => `${written}:${member}`).join(',')}}`;
 		}
 
@@ -103,6 +110,7 @@ export function canonicalJsonText(text: string): string | undefined {
 				fail();
 			}
 
+			depth--;
 			return `[${items.join(',')}]`;
 		}
 

@@ -17,7 +17,7 @@ import {readNodeBody} from './read-body.js';
  *
  * const userOf = (req: ExpressRequestLike) => String(req.headers['x-user-id']);
  */
-export type ExpressRequestLike = NodeRequest & {body?: unknown};
+export type ExpressRequestLike = NodeRequest & {body?: unknown; rawBody?: unknown};
 
 /**
  * A response as Express hands it over: the key goes to `res.locals.idempotencyKey`, the whole
@@ -67,8 +67,10 @@ function expressIncoming(request: ExpressRequestLike): Incoming<ExpressRequestLi
 		target: request.originalUrl ?? request.url ?? '/',
 		header: name => joinHeader(request.headers[name]),
 		async body(limit) {
-			// A body parser before this middleware read the stream: what it made of it is the body.
+			// A body parser before this middleware read the stream: the bytes its `verify` kept
+			// (`req.rawBody`, by convention), else what it made of them is the body.
 			if (request.readableEnded) {
+				if (request.rawBody instanceof Uint8Array) return {bytes: request.rawBody};
 				if (request.body === undefined) {
 					throw new TypeError('Expected `req.body` after the request body was read: a middleware before expressIdempotency() read it and left nothing to fingerprint; put expressIdempotency() before it, or after a body parser');
 				}

@@ -1,4 +1,5 @@
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http';
+import {Readable} from 'node:stream';
 import {headerList, joinHeader, groupHeaders, NULL_BODY_STATUSES, type Answer, type Incoming} from './exchange.js';
 import {corsHeaders} from './cors.js';
 import {honour, type HandlerContext, type Verdict} from './honour.js';
@@ -95,15 +96,29 @@ function setHeaders(reply: FastifyReplyLike, answer: Answer): void {
 	for (const [name, value] of groupHeaders(answer.headers)) reply.header(name, value);
 }
 
-function incoming(request: FastifyRequestLike): Incoming<FastifyRequestLike> {
+function incoming(request: FastifyRequestLike, raw: Uint8Array | undefined): Incoming<FastifyRequestLike> {
 	return {
 		method: request.method.toUpperCase(),
 		target: request.url,
 		header: name => joinHeader(request.headers[name]),
-		// Fastify has parsed the body (bounded by its `bodyLimit`): what it made of it is the body.
-		body: async () => ({value: request.body}),
+		// The bytes `preParsing` kept, or, for a body no hook saw, what Fastify's parser made of it.
+		body: async () => (raw ? {bytes: raw} : {value: request.body}),
 		native: request,
 	};
+}
+
+/** Reads a request's payload stream to its end, at most `limit` bytes. */
+async function readPayload(payload: AsyncIterable<Buffer | string>, limit: number): Promise<Buffer> {
+	const chunks: Buffer[] = [];
+	let total = 0;
+	for await (const chunk of payload) {
+		const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+		total += bytes.length;
+		if (total > limit) throw Object.assign(new Error(`A request with an idempotency key may carry at most ${limit} bytes here`), {statusCode: 413});
+		chunks.push(bytes);
+	}
+
+	return Buffer.concat(chunks);
 }
 
 /**
@@ -130,6 +145,9 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	const settings = normalizeOptions(options);
 	const pending = new WeakMap<object, Pending>();
 	const contexts = new WeakMap<object, HandlerContext>();
+	/** The bytes of keyed bodies, kept by `preParsing` before Fastify parses them: fingerprinted as they came. */
+	const bodies = new WeakMap<object, Uint8Array>();
+	const keyed = (request: FastifyRequestLike) => settings.methods.has(request.method.toUpperCase()) && request.headers[settings.headerKey] !== undefined;
 
 	const send = (reply: FastifyReplyLike, answer: Answer) => {
 		reply.code(answer.status);
@@ -139,7 +157,7 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	};
 
 	const onRequest = async (request: FastifyRequestLike, reply: FastifyReplyLike) => {
-		if (!settings.methods.has(request.method.toUpperCase()) || request.headers[settings.headerKey] === undefined) return undefined;
+		if (!keyed(request)) return undefined;
 		if (Number(request.headers['content-length']) > settings.maxBody) {
 			const cors = settings.cors ? corsHeaders(settings.cors, joinHeader(request.headers.origin)) : [];
 			return send(reply, problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${settings.maxBody} bytes here.`, [['connection', 'close'], ...cors]));
@@ -151,7 +169,7 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	const preHandler = async (request: FastifyRequestLike, reply: FastifyReplyLike) => {
 		const answer = deferred<Answer>();
 		const started = deferred<HandlerContext>();
-		const outcome = honour(settings, incoming(request), async ctx => {
+		const outcome = honour(settings, incoming(request, bodies.get(request)), async ctx => {
 			started.resolve(ctx);
 			return answer.promise;
 		});
@@ -185,10 +203,6 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 			return hijack();
 		};
 
-		// A route that never answers: once the client is gone, the key is given up (the transaction rolled back).
-		reply.raw.once('close', () => {
-			void abandon(request);
-		});
 		return undefined;
 	};
 
@@ -196,14 +210,24 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		const state = pending.get(request);
 		if (!state) return payload;
 		pending.delete(request);
-		const body = await payloadBytes(payload);
+		let body: Uint8Array;
+		try {
+			body = await payloadBytes(payload);
+		} catch (error) {
+			// A stream that failed: no answer to store, and the key is given up (the transaction rolled back).
+			state.answer.reject(error);
+			await state.outcome.catch(() => undefined);
+			throw error;
+		}
+
 		state.answer.resolve({status: reply.statusCode, headers: headerList(reply.getHeaders()), body});
 		const verdict = await state.outcome;
 		if (verdict.type === 'answer') setHeaders(reply, verdict.answer);
 		return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 	};
 
-	// A request that ended without its answer through `onSend` (aborted, or never answered): the key is given up.
+	// A request that ended without its answer through `onSend` or a hijacked reply (Fastify ended it
+	// otherwise): the key is given up. A client that merely left is not this: the route goes on.
 	const abandon = async (request: FastifyRequestLike) => {
 		const state = pending.get(request);
 		if (!state || state.hijacked) return;
@@ -212,12 +236,20 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		await state.outcome.catch(() => undefined);
 	};
 
+	// The payload read here, bounded, and handed on to Fastify's parser as the same bytes.
+	const preParsing = async (request: FastifyRequestLike, _reply: FastifyReplyLike, payload: AsyncIterable<Buffer | string>) => {
+		if (!keyed(request)) return payload;
+		const bytes = await readPayload(payload, settings.maxBody);
+		bodies.set(request, bytes);
+		return Readable.from([bytes]);
+	};
+
 	const plugin = (instance: FastifyInstanceLike, _options: unknown, done: (error?: Error) => void) => {
 		instance.addHook('onRequest', onRequest);
+		instance.addHook('preParsing', preParsing);
 		instance.addHook('preHandler', preHandler);
 		instance.addHook('onSend', onSend);
 		instance.addHook('onResponse', abandon);
-		instance.addHook('onRequestAbort', abandon);
 		done();
 	};
 

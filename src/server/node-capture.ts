@@ -1,9 +1,9 @@
-import type {ServerResponse} from 'node:http';
+import {STATUS_CODES, type ServerResponse} from 'node:http';
 import {groupHeaders, headerList, NULL_BODY_STATUSES, type Answer} from './exchange.js';
 
 /** A Node response whose route's writes are held back: its answer, and what to do with the response once it is stored. */
 export interface Captured {
-	/** The route's answer once it has ended; rejects when the connection closes first. */
+	/** The route's answer once it has ended, whether or not the client is still there. */
 	answer: Promise<Answer>;
 	/** Sends `answer` for real: its status, exactly its headers, its body. */
 	send(answer: Answer): void;
@@ -24,15 +24,12 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 	const chunks: Buffer[] = [];
 	const original = {writeHead: response.writeHead, write: response.write, end: response.end, flushHeaders: response.flushHeaders};
 	let ended = false;
-	let settle!: {resolve: (answer: Answer) => void; reject: (error: unknown) => void};
-	const answer = new Promise<Answer>((resolve, reject) => {
-		settle = {resolve, reject};
+	let settle!: (answer: Answer) => void;
+	// A client that leaves before the route has answered changes nothing: the route's work goes on,
+	// and its answer is stored for the retry, as a Fetch or node:http handler's is.
+	const answer = new Promise<Answer>(resolve => {
+		settle = resolve;
 	});
-	const onClose = () => {
-		if (!ended) settle.reject(new Error('The client closed the connection before the route answered'));
-	};
-
-	response.once('close', onClose);
 	response.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
 		if (ended) return this;
 		response.statusCode = status;
@@ -61,13 +58,12 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 		if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
 		ended = true;
 		if (done) response.once('finish', done);
-		settle.resolve({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: Buffer.concat(chunks)});
+		settle({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: Buffer.concat(chunks)});
 		return this;
 	} as ServerResponse['end'];
 	response.flushHeaders = () => undefined;
 
 	const restore = () => {
-		response.off('close', onClose);
 		Object.assign(response, original);
 	};
 
@@ -87,7 +83,8 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 export function writeAnswer(response: ServerResponse, answer: Answer): void {
 	if (response.writableEnded || response.destroyed) return;
 	response.statusCode = answer.status;
-	if (answer.statusText) response.statusMessage = answer.statusText;
+	// The answer's own phrase, not one an error handler set meanwhile.
+	response.statusMessage = answer.statusText || STATUS_CODES[answer.status] || '';
 	for (const [name, value] of groupHeaders(answer.headers)) response.setHeader(name, value);
 	response.end(NULL_BODY_STATUSES.has(answer.status) ? undefined : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
 }

@@ -261,6 +261,8 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 	}
 
 	const lease = integer('lease', given.lease, 30_000);
+	// Node's timers, which renew the lease and watch its end, hold at most 2^31 - 1 ms.
+	if (lease > 2_147_483_647) throw new TypeError(`Expected \`lease\` to be at most 2147483647 ms (24.8 days), got ${lease}`);
 	const ttl = integer('ttl', given.ttl, 86_400_000);
 	if (!transactional && ttl < lease) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least \`lease\` (${lease} ms): an answer is kept at least as long as a claim`);
 

@@ -74,8 +74,8 @@ export function sqlTransactional<Tx>(driver: SqlDriver<Tx>, options: Transaction
 	const outside: Sql = async (text, values) => driver.query(undefined, text, values);
 	const prepare = tableMaker(outside, table, createTable);
 	const sweep = sweeper(outside, name, {interval, batch});
-	// The lock's first number names the table, so two tables' keys never wait on each other.
-	const lock = `hashtext('${table}'), hashtext($1)`;
+	// One 64-bit number per table and key: two keys share a lock (and wait on each other) about once in 2^32 pairs of keys in flight at once.
+	const lock = `hashtextextended('${table} ' || $1, 0)`;
 	// A committed answer is read without the lock, so that replays never queue behind each other.
 	const claimSql = `WITH answered AS (SELECT 1 FROM ${name} WHERE id = $1 AND status IS NOT NULL AND expires_at > now()),
 gate AS (SELECT pg_try_advisory_xact_lock(${lock}) AS free WHERE NOT EXISTS (SELECT 1 FROM answered)),

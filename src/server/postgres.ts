@@ -183,6 +183,13 @@ function guarded<Client extends object>(client: Client): {client: Client; close(
 			if (property === 'query') {
 				return (...args: unknown[]) => {
 					if (open) return (target as unknown as PostgresQueryable).query(...(args as [string, unknown[]]));
+					// A submittable (pg.Query, pg-cursor, pg-query-stream) is handed back, and told.
+					const submittable = args[0] as {submit?: unknown; emit?: (event: string, error: Error) => void} | undefined;
+					if (typeof submittable?.submit === 'function') {
+						queueMicrotask(() => submittable.emit?.('error', ended()));
+						return submittable;
+					}
+
 					const callback = args.at(-1);
 					if (typeof callback === 'function') {
 						queueMicrotask(() => (callback as (error: Error) => void)(ended()));

@@ -1,5 +1,5 @@
 import {canonicalJson} from '../core/serialize.js';
-import {canonicalJsonText} from './canonical-json.js';
+import {canonicalJsonText, MAX_DEPTH} from './canonical-json.js';
 import type {RequestBody} from './exchange.js';
 import {sha256Hex} from './web-crypto.js';
 
@@ -36,7 +36,30 @@ export function bodyBytes(contentType: string | undefined, body: RequestBody): U
 	if (value instanceof Uint8Array) return canonicalBytes(contentType, value);
 	if (typeof value === 'string') return canonicalBytes(contentType, encoder.encode(value));
 	if (value === undefined) return new Uint8Array(0);
+	if (deeperThan(value, MAX_DEPTH)) throw new BodyTooDeepError(MAX_DEPTH);
 	return encoder.encode(canonicalJson(value));
+}
+
+/** A parsed body nested deeper than canonical JSON is written for: answered 400, in every process alike. */
+export class BodyTooDeepError extends Error {
+	override name = 'BodyTooDeepError' as const;
+
+	constructor(limit: number) {
+		super(`The request body nests objects and arrays more than ${limit} deep`);
+	}
+}
+
+/** Whether `value` nests objects and arrays more than `limit` deep (counted without recursion). */
+function deeperThan(value: unknown, limit: number): boolean {
+	const stack: Array<[unknown, number]> = [[value, 0]];
+	while (stack.length > 0) {
+		const [item, depth] = stack.pop()!;
+		if (typeof item !== 'object' || item === null || item instanceof Uint8Array) continue;
+		if (depth >= limit) return true;
+		for (const child of Object.values(item)) stack.push([child, depth + 1]);
+	}
+
+	return false;
 }
 
 /** SHA-256 (hex) over "METHOD target\n" and the body's bytes as `bodyBytes` gives them. */

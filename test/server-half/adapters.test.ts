@@ -460,27 +460,154 @@ describe('the adapters, as a hostile review tried them', () => {
 		expect(runs).toBe(1);
 	});
 
-	test('Fastify: a route that never answers gives its key up once the client has gone', async () => {
+	/** A slow route behind Express or Fastify, and a client whose first attempt gives up before it answers. */
+	async function slowRoute(framework: 'Express' | 'Fastify', route: () => Promise<unknown>): Promise<{url: string; reports: string[]}> {
+		const reports: string[] = [];
+		const options = {store: memoryKeyStore(), required: true as const, onError: (_error: unknown, {phase}: {phase: string}) => reports.push(phase)};
+		if (framework === 'Express') {
+			const once = expressIdempotency(options);
+			const api = express4();
+			api.post('/pay', express4.json(), once, async (_request, response, next) => {
+				try {
+					response.status(201).json(await route());
+				} catch (error) {
+					next(error);
+				}
+			});
+			return {url: await listen(createServer(api)), reports};
+		}
+
+		const server = Fastify();
+		closers.push(async () => server.close());
+		await server.register(fastifyIdempotency(options));
+		server.post('/pay', async (_request, reply) => {
+			reply.code(201);
+			return route();
+		});
+		return {url: await server.listen({port: 0, host: '127.0.0.1'}), reports};
+	}
+
+	test.each(['Express', 'Fastify'] as const)('%s: a client that gives up does not give the key up: its retry gets 409 while the route runs, then the route\'s answer', async framework => {
+		let runs = 0;
+		let finish!: () => void;
+		let started!: () => void;
+		const running = new Promise<void>(resolve => {
+			started = resolve;
+		});
+		const {url, reports} = await slowRoute(framework, async () => {
+			runs++;
+			started();
+			await new Promise<void>(resolve => {
+				finish = resolve;
+			});
+			return {charged: runs};
+		});
+		const attempt = new AbortController();
+		const first = fetch(`${url}/pay`, {method: 'POST', headers: {'idempotency-key': 'gave-up', 'content-type': 'application/json'}, body: '{}', signal: attempt.signal}).catch(() => 'gave up');
+		await running;
+		attempt.abort();
+		expect(await first).toBe('gave up');
+
+		const retry = await post(`${url}/pay`, 'gave-up', {});
+		expect(retry.status).toBe(409);
+		finish();
+		await vi.waitFor(async () => {
+			const replay = await post(`${url}/pay`, 'gave-up', {});
+			expect(replay.headers.get('idempotent-replayed')).toBe('true');
+			expect(await replay.json()).toEqual({charged: 1});
+		});
+		expect(runs).toBe(1);
+		expect(reports).toEqual([]);
+	});
+
+	test('Fastify: a stream answer that fails gives the key up, instead of renewing its lease for ever', async () => {
 		const server = Fastify();
 		closers.push(async () => server.close());
 		await server.register(fastifyIdempotency({store: memoryKeyStore(), required: true}));
 		let runs = 0;
-		server.post('/orders', async () => {
-			if (++runs === 1) return new Promise(() => undefined);
-			return {run: runs};
+		server.post('/orders', async (_request, reply) => {
+			runs++;
+			const {Readable} = await import('node:stream');
+			const stream = new Readable({read() {}});
+			stream.push('{"partial":');
+			setImmediate(() => stream.destroy(new Error('the stream broke')));
+			return reply.type('application/json').send(stream);
 		});
-		const url = new URL(await server.listen({port: 0, host: '127.0.0.1'}));
-		const socket = connect(Number(url.port), '127.0.0.1');
-		socket.on('error', () => undefined);
-		socket.write('POST /orders HTTP/1.1\r\nHost: x\r\nIdempotency-Key: hung\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
-		await vi.waitFor(() => {
-			expect(runs).toBe(1);
-		});
-		socket.destroy();
+		const url = await server.listen({port: 0, host: '127.0.0.1'});
+		await post(`${url}/orders`, 'broken-stream', {}).catch(() => undefined);
 		await vi.waitFor(async () => {
-			expect((await post(`${url.origin}/orders`, 'hung', {})).status).toBe(200);
+			expect((await post(`${url}/orders`, 'broken-stream', {}).then(answer => answer.status, () => 0))).not.toBe(409);
 		});
-		expect(runs).toBe(2);
+		expect(runs).toBeGreaterThanOrEqual(2);
+	});
+
+	test('Fastify fingerprints the body as it came, not as its parser read it: numbers past a double\'s precision and repeated names are two requests', async () => {
+		const server = Fastify();
+		closers.push(async () => server.close());
+		await server.register(fastifyIdempotency({store: memoryKeyStore()}));
+		server.post('/orders', async (_request, reply) => reply.code(201).send({ok: true}));
+		const url = await server.listen({port: 0, host: '127.0.0.1'});
+		const send = async (key: string, body: string) => fetch(`${url}/orders`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': key}, body});
+		expect((await send('bigint', '{"account": 9007199254740993}')).status).toBe(201);
+		expect((await send('bigint', '{"account": 9007199254740992}')).status).toBe(422);
+		expect((await send('repeated', '{"to": "alice", "to": "mallory"}')).status).toBe(201);
+		expect((await send('repeated', '{"to": "mallory"}')).status).toBe(422);
+		expect((await send('repeated', '{ "to":"alice","to":"mallory" }')).headers.get('idempotent-replayed')).toBe('true');
+	});
+
+	test('Express with a parser before the middleware fingerprints the bytes its verify kept in req.rawBody', async () => {
+		const api = express4();
+		api.post('/orders', express4.json({verify: (request, _response, bytes) => {
+			(request as {rawBody?: Buffer}).rawBody = bytes;
+		}}), expressIdempotency({store: memoryKeyStore()}), (_request, response) => {
+			response.status(201).json({ok: true});
+		});
+		const url = await listen(createServer(api));
+		const send = async (body: string) => fetch(`${url}/orders`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'raw'}, body});
+		expect((await send('{"account": 9007199254740993}')).status).toBe(201);
+		expect((await send('{"account": 9007199254740992}')).status).toBe(422);
+	});
+
+	test('a parsed body nested deeper than 512 is refused with 400, the same way in every process', async () => {
+		const server = Fastify();
+		closers.push(async () => server.close());
+		await server.register(fastifyIdempotency({store: memoryKeyStore()}));
+		server.post('/orders', async () => ({ok: true}));
+		const url = await server.listen({port: 0, host: '127.0.0.1'});
+		const api = express4();
+		api.post('/orders', express4.json(), expressIdempotency({store: memoryKeyStore()}), (_request, response) => {
+			response.status(201).end();
+		});
+		const expressUrl = await listen(createServer(api));
+		const deep = `${'['.repeat(600)}${']'.repeat(600)}`;
+		// Fastify keeps the bytes: read as bytes past the depth, not refused.
+		expect((await fetch(`${url}/orders`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'deep'}, body: deep})).status).toBe(200);
+		const refused = await fetch(`${expressUrl}/orders`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'deep'}, body: deep});
+		expect(refused.status).toBe(400);
+		expect(await refused.json()).toMatchObject({title: 'Request body too deeply nested'});
+	});
+
+	test('Express: the answer goes out with its own reason phrase, not the one an error handler set meanwhile', async () => {
+		const api = express4();
+		const store = memoryKeyStore();
+		const slow = {...store, complete: async (...args: Parameters<typeof store.complete>) => {
+			await new Promise(resolve => setTimeout(resolve, 20));
+			return store.complete(...args);
+		}};
+		api.post('/orders', expressIdempotency({store: slow}), (_request, response, next) => {
+			response.status(201).json({ok: true});
+			setImmediate(() => next(new Error('after the answer')));
+		});
+		const url = await listen(createServer(api));
+		const line = await new Promise<string>((resolve, reject) => {
+			const outgoing = httpRequest(`${url}/orders`, {method: 'POST', headers: {'idempotency-key': 'phrase', 'content-type': 'application/json'}}, incoming => {
+				incoming.resume();
+				resolve(`${incoming.statusCode} ${incoming.statusMessage}`);
+			});
+			outgoing.on('error', reject);
+			outgoing.end('{}');
+		});
+		expect(line).toBe('201 Created');
 	});
 
 	test('Fastify: the 413 for a Content-Length over maxBody carries the CORS headers', async () => {

@@ -342,6 +342,7 @@ describe('options are checked once, with a message naming the option', () => {
 	test.each([
 		[{ttl: 0}, /^Expected `ttl` to be a positive integer, got 0/],
 		[{lease: 1.5}, /^Expected `lease` to be a positive integer, got 1.5/],
+		[{lease: 2 ** 31, ttl: 2 ** 32}, /^Expected `lease` to be at most 2147483647 ms \(24.8 days\), got 2147483648/],
 		[{lease: 10_000, ttl: 5000}, /^Expected `ttl` \(5000 ms\) to be at least `lease` \(10000 ms\)/],
 		[{store: {claim() {}}}, /^Expected `store` to be a key store with claim, renew, complete and release/],
 		[{scope: 'user'}, /^Expected `scope` to be a function of the request, got "user"/],

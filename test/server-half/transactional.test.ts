@@ -213,7 +213,7 @@ for (const engine of engines) {
 			const holder = await pool.connect();
 			onTestFinished(() => holder.release());
 			await holder.query('BEGIN');
-			await holder.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [table, id]);
+			await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1 || \' \' || $2, 0))', [table, id]);
 			// Were it to wait for the lock, it would get 409 after `wait`.
 			const replay = await handle(post(id, {item: 'book'}));
 			expect(replay.headers.get('idempotent-replayed')).toBe('true');
@@ -476,6 +476,44 @@ describe.skipIf(inject('databaseUrl') === null)('transactional mode, as a hostil
 		expect((await handle(request(uniqueName()))).status).toBe(201);
 		await expect(later()).rejects.toThrow('`ctx.tx` was used after its transaction ended');
 		expect((await pool.query(`SELECT count(*)::int AS n FROM "${orders}" WHERE key = 'late'`)).rows).toEqual([{n: 0}]);
+	});
+
+	test('a pg.Query (or pg-cursor, pg-query-stream) submitted on ctx.tx after its transaction ended is told so by an error event, and nothing is left unhandled', async () => {
+		let later!: () => pg.Query;
+		const handle = idempotency({store: postgresTransactional(pool, {table})})(async (_request, {tx}) => {
+			later = () => tx.query(new pg.Query('SELECT 1'));
+			return new Response(null, {status: 201});
+		});
+		await handle(request(uniqueName()));
+		const query = later();
+		const error = await new Promise<Error>(resolve => query.once('error', resolve));
+		expect(error.message).toContain('`ctx.tx` was used after its transaction ended');
+	});
+
+	test('two keys whose 32-bit hashes collide do not wait on each other', async () => {
+		const {rows} = await pool.query('SELECT array_agg(key) AS keys FROM (SELECT $1 || i AS key, hashtext($1 || i) AS h FROM generate_series(1, 200000) i) s GROUP BY h HAVING count(*) > 1 LIMIT 1', [`${uniqueName()}-`]);
+		const [slow, other] = rows[0].keys as [string, string];
+		let open!: () => void;
+		let started!: () => void;
+		const running = new Promise<void>(resolve => {
+			started = resolve;
+		});
+		const gate = new Promise<void>(resolve => {
+			open = resolve;
+		});
+		const handle = idempotency({store: postgresTransactional(pool, {table, wait: 200})})(async request => {
+			if (request.headers.get('idempotency-key') === slow) {
+				started();
+				await gate;
+			}
+
+			return new Response(null, {status: 201});
+		});
+		const first = handle(request(slow));
+		await running;
+		expect((await handle(request(other))).status).toBe(201);
+		open();
+		expect((await first).status).toBe(201);
 	});
 
 	test('duplicates waiting for a held key hold no connection: a request for another key goes through meanwhile', async () => {

@@ -18,6 +18,12 @@ describe('canonicalJsonText: JSON text in canonical form, numbers as written', (
 		expect(canonicalJsonText('["\\u0061\\/", "é"]')).toBe(canonicalJsonText('["a/", "\\u00e9"]'));
 	});
 
+	test('is undefined past 512 levels of nesting, whatever the stack could take', () => {
+		expect(canonicalJsonText(`${'['.repeat(512)}${']'.repeat(512)}`)).toBe(`${'['.repeat(512)}${']'.repeat(512)}`);
+		expect(canonicalJsonText(`${'['.repeat(513)}${']'.repeat(513)}`)).toBeUndefined();
+		expect(canonicalJsonText(`${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`)).toBeUndefined();
+	});
+
 	test('is undefined for what is not JSON', () => {
 		for (const text of ['', '{', '{"a":}', '[1,]', '01', '"\u0001"', '{"a":1} x', 'NaN', '{a:1}']) expect(canonicalJsonText(text), text).toBeUndefined();
 	});
