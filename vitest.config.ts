@@ -1,9 +1,13 @@
 import {defineConfig} from 'vitest/config';
+import {peerProject} from './test/peers/project.js';
 
 export default defineConfig({
 	test: {
 		reporters: ['default', './test/summary-reporter.ts'],
 		projects: [
+			// Each peer's tests again at the other end of its range (test/peers/matrix.ts).
+			peerProject('lowest'),
+			peerProject('newest'),
 			{
 				test: {
 					name: 'unit',
@@ -50,6 +54,16 @@ export default defineConfig({
 			},
 			{
 				test: {
+					// A React Native app bundled by Metro and run by the Hermes VM (hermes-engine-cli).
+					name: 'hermes',
+					include: ['test/hermes/**/*.test.ts'],
+					environment: 'node',
+					testTimeout: 30_000,
+					hookTimeout: 180_000,
+				},
+			},
+			{
+				test: {
 					// Real Chromium, driven from Node: reloads, restarts, tabs and IndexedDB.
 					name: 'browser',
 					include: ['test/browser/**/*.test.ts'],
@@ -61,6 +75,21 @@ export default defineConfig({
 					expect: {poll: {timeout: 5000}},
 					testTimeout: 30_000,
 					hookTimeout: 30_000,
+				},
+			},
+			{
+				test: {
+					// The same scenarios in Chromium, Firefox ESR and WebKitGTK (test/engines/scenarios.ts).
+					name: 'engines',
+					include: ['test/engines/**/*.test.ts'],
+					environment: 'node',
+					globalSetup: ['test/engines/global-setup.ts'],
+					fileParallelism: false,
+					// After the other projects, so that three browsers never share the two cores with them.
+					sequence: {groupOrder: 2},
+					expect: {poll: {timeout: 10_000}},
+					testTimeout: 60_000,
+					hookTimeout: 60_000,
 				},
 			},
 		],

@@ -17,6 +17,9 @@ function headersOf(response: Response): Record<string, string> {
 	return headers;
 }
 
+/** Media types whose body `data` gives as text: any other's `data` is its bytes. */
+const TEXT = /^\s*(?:text\/[^;]*|[^/;\s]+\/(?:[^;\s]*\+)?(?:json|xml|yaml|x-yaml|javascript|ecmascript|x-javascript|x-www-form-urlencoded|x-ndjson|ndjson|jsonl)|[^/;\s]+\/json-seq)\s*(?:;|$)/i;
+
 function parseBody(text: string, contentType: string | undefined): unknown {
 	if (text === '') return undefined;
 	if (contentType && /[/+]json\b/i.test(contentType)) {
@@ -81,12 +84,17 @@ export async function attempt(
 			return {error: unreadableError(response), timedOut: false, unreadable: true};
 		}
 
-		// Some transports (msw, polyfills) do not end a body read on abort: race it too.
-		const text = await untilAborted(response.text(), linked);
 		const info: ResponseInfo = {status: response.status, headers: headersOf(response)};
 		if (response.redirected) info.redirected = true;
 		if (response.redirected && response.url) info.url = response.url;
-		return {response: info, data: parseBody(text, info.headers['content-type']), text, ...(response.type === 'cors' ? {cors: true} : {})};
+		const type = info.headers['content-type'];
+		const textual = !type || TEXT.test(type);
+		// The bytes as they came, for `client.fetch` to hand on; decoded (UTF-8, as `text()` does)
+		// only for `data` of a textual type. Hermes has no TextDecoder, and React Native's fetch
+		// (no body stream) reads bytes only from 0.73.1: there a textual body is read as text.
+		// Some transports (msw, polyfills) do not end a body read on abort: race it too.
+		const body = await untilAborted<ArrayBuffer | string>(textual && !(response.body && typeof TextDecoder == 'function') ? response.text() : response.arrayBuffer(), linked);
+		return {response: info, data: textual ? parseBody(typeof body == 'string' ? body : new TextDecoder().decode(body), type) : (body as ArrayBuffer).byteLength ? body : undefined, body, ...(response.type === 'cors' ? {cors: true} : {})};
 	} catch (error) {
 		if (sent) return {error: timedOut ? linked.reason : error, timedOut};
 		// Nothing left: `headers()` (or the write-ahead) failed, hung, or the caller aborted.

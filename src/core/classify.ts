@@ -2,8 +2,11 @@ import type {Classification, ResponseInfo} from './types.js';
 
 /** How one attempt ended: an answer, or no answer at all. */
 export type Answer =
-	/** `cors`: a cross-origin answer, whose headers the server may not have exposed. */
-	| {response: ResponseInfo; data: unknown; text: string; cors?: boolean}
+	/**
+	 * `body`: as it came (text only where the runtime cannot decode bytes); `cors`: a cross-origin
+	 * answer, whose headers the server may not have exposed.
+	 */
+	| {response: ResponseInfo; data: unknown; body: ArrayBuffer | string; cors?: boolean}
 	/**
 	 * No answer: a network error, a timeout, an abort, or (`unreadable`) an answer the
 	 * transport would not let us read: an opaque `no-cors` response, status 0.

@@ -83,8 +83,11 @@ class Client implements SendOnceClient, IntentContext {
 	readonly coordinator: Coordinator;
 	readonly #live = new Map<string, Intent>();
 	readonly #queues = new Map<string, Promise<unknown>>();
+	/** The intents a resume of this client is sending, by key: what it will give for each. */
+	readonly #resuming = new Map<string, Promise<IntentResult | undefined>>();
+	/** The resume that calls made in this turn share, until it lists the store. */
+	#gathering: Promise<IntentResult[]> | undefined;
 	#store: Promise<IntentStore> | undefined;
-	#resuming: Promise<IntentResult[]> | undefined;
 	#watching = false;
 
 	constructor(options: ClientOptions | undefined) {
@@ -175,7 +178,7 @@ class Client implements SendOnceClient, IntentContext {
 			throw new OutcomeUnknownError(intent, {...result, attempts: sentElsewhere.attempts, mayHaveBeenSent: true});
 		}
 
-		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseText, intent.url);
+		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseBody, intent.url);
 		throw new OutcomeUnknownError(intent, result);
 	};
 
@@ -236,7 +239,7 @@ class Client implements SendOnceClient, IntentContext {
 					return created ? fresh : undefined;
 				});
 			} finally {
-				if (!created) void claiming?.then(async claim => claim?.release());
+				if (!created) void claiming?.then(async claim => claim?.release()).catch(() => undefined);
 			}
 
 			if (created) {
@@ -303,16 +306,20 @@ class Client implements SendOnceClient, IntentContext {
 
 	async resume(): Promise<IntentResult[]> {
 		this.#watchLifecycle();
-		this.#resuming ??= this.#resumeAll().finally(() => {
-			this.#resuming = undefined;
+		// Each call covers every intent stored when it is made: one made while a pass runs starts
+		// another, which joins the sends the first started and sends what was stored since. Calls
+		// made in one turn (three lifecycle events at once) share a pass: it lists after them.
+		this.#gathering ??= Promise.resolve().then(async () => {
+			this.#gathering = undefined;
+			return this.#resumeAll();
 		});
-		return this.#resuming;
+		return this.#gathering;
 	}
 
 	/**
 	 * After the app's first `resume()`, resume again whenever an interrupted intent may be
 	 * sendable: back online, the page visible again, the page restored from the back/forward
-	 * cache. Concurrent triggers join the running resume.
+	 * cache. A trigger that comes while a resume runs starts another, which joins its sends.
 	 */
 	#watchLifecycle(): void {
 		if (this.#watching) return;
@@ -345,15 +352,39 @@ class Client implements SendOnceClient, IntentContext {
 	 */
 	async #resumeAll(): Promise<IntentResult[]> {
 		const intents: Intent[] = [];
+		// An intent another resume of this client has taken up is joined, never claimed a second time.
+		const joined: Array<Promise<IntentResult | undefined>> = [];
+		const taken = new Map<string, {resolve: (result: IntentResult | undefined) => void; reject: (error: unknown) => void}>();
 		for (const record of await this.records.all()) {
 			// A service worker's note is left for get(), list() and useIntent() to show, unless it
 			// is of the intent this page holds: that one takes it up. (A failed mark is removed.)
 			if (record.state === 'succeeded' && this.#live.get(record.scope)?.key !== record.key) continue;
 			const intent = await this.#adopt(record);
-			if (intent && isResumable(intent.state)) intents.push(intent);
+			if (!intent || !isResumable(intent.state)) continue;
+			const running = this.#resuming.get(intent.key);
+			if (running) {
+				joined.push(running);
+				continue;
+			}
+
+			intents.push(intent);
+			const taking = new Promise<IntentResult | undefined>((resolve, reject) => {
+				taken.set(intent.key, {resolve, reject});
+			});
+			taking.catch(() => undefined);
+			this.#resuming.set(intent.key, taking);
 		}
 
+		// A resume that joined this one's intent hears its result, or its error.
+		const done = (key: string, result: IntentResult | undefined, error?: {error: unknown}) => {
+			if (error) taken.get(key)?.reject(error.error);
+			else taken.get(key)?.resolve(result);
+			taken.delete(key);
+			this.#resuming.delete(key);
+		};
+
 		const results: IntentResult[] = [];
+		const started = new Set<string>();
 		const sending = new Set<Promise<void>>();
 		const claim = (index: number) => {
 			if (index >= intents.length) return undefined;
@@ -372,18 +403,35 @@ class Client implements SendOnceClient, IntentContext {
 			for (let index = 0; next; index += RESUME_BATCH) {
 				const starts = await next;
 				next = claim(index + RESUME_BATCH);
-				for (const start of starts) {
-					while (sending.size >= RESUME_CONCURRENCY) await Promise.race(sending);
+				for (const [position, start] of starts.entries()) {
+					while (sending.size >= RESUME_CONCURRENCY) await Promise.race([...sending]);
+					const {key} = intents[index + position]!;
+					started.add(key);
 					const sent: Promise<void> = start().then(result => {
 						if (result) results.push(result);
+						done(key, result);
 					}, (error: unknown) => {
 						errors.push(error);
+						done(key, undefined, {error});
 					}).finally(() => sending.delete(sent));
 					sending.add(sent);
 				}
 			}
+		} catch (error) {
+			// A store error: what it left unstarted fails for the resumes that joined it too.
+			for (const key of [...taken.keys()]) if (!started.has(key)) done(key, undefined, {error});
+			throw error;
 		} finally {
-			await Promise.all(sending);
+			// An array: the Hermes of React Native 0.70 and older reads no other iterable here (a Set
+			// gives [] at once, and resume() would end before its sends).
+			await Promise.all([...sending]);
+		}
+
+		// Not allSettled: older Hermes lacks it.
+		const outcomes = await Promise.all(joined.map(async running => running.then(result => ({result}), (error: unknown) => ({error}))));
+		for (const outcome of outcomes) {
+			if ('error' in outcome) errors.push(outcome.error);
+			else if (outcome.result) results.push(outcome.result);
 		}
 
 		if (errors.length > 0) throw errors[0];

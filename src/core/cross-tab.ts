@@ -202,7 +202,12 @@ export class Coordinator {
 
 	#open(): BroadcastChannel | undefined {
 		if (this.#channel === undefined) {
-			this.#channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(CHANNEL) : false;
+			try {
+				this.#channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(CHANNEL) : false;
+			} catch {
+				// Firefox with cookies blocked throws `SecurityError`: outcomes are then read from the store.
+				this.#channel = false;
+			}
 			if (this.#channel) {
 				// In Node (SSR, tests, scripts) an open channel would keep the process alive.
 				(this.#channel as {unref?: () => void}).unref?.();

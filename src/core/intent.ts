@@ -97,7 +97,7 @@ export class Intent<Data = unknown> {
 	#detached = false;
 	#running: Run | undefined;
 	#claim: Claim | undefined;
-	#responseText: string | undefined;
+	#responseBody: ArrayBuffer | string | undefined;
 	/** The settled record's deletion: this tab keeps its claim until it is done. */
 	#deleting: Promise<void> | undefined;
 	/**
@@ -169,8 +169,8 @@ export class Intent<Data = unknown> {
 	}
 
 	/** @internal The last answer's body as it came, when this page received it. */
-	get responseText(): string | undefined {
-		return this.#responseText;
+	get responseBody(): ArrayBuffer | string | undefined {
+		return this.#responseBody;
 	}
 
 	/** The current immutable snapshot (the same object until something changes). */
@@ -424,7 +424,9 @@ export class Intent<Data = unknown> {
 			// The owner let go without a word (it crashed, or its lease went stale): look again.
 			const stored = await records.read(this.scope);
 			if (stored?.key === this.key && stored.state === 'succeeded') return await this.#adoptOutcome(deliveredResult(stored));
-			if (stored?.key !== this.key || isSettled(stored.state)) return await this.#lost();
+			// Gone while another tab held it: that tab may have settled it unheard, or its user replaced
+			// or discarded it there. Never written back from here.
+			if (stored?.key !== this.key || isSettled(stored.state)) return await this.#lost(stored === undefined);
 			this.#observe(stored);
 			if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
 		}
@@ -463,15 +465,31 @@ export class Intent<Data = unknown> {
 		return result;
 	}
 
-	/** The record is gone or belongs to another intent: settled, replaced or cleared elsewhere. */
-	async #lost(): Promise<IntentResult> {
+	/**
+	 * The record is gone or belongs to another intent: settled, replaced or cleared elsewhere.
+	 * `gone`: no record at all. This page still holds the key and the bytes, and shows the intent
+	 * as it last knew it, never as still sending: unresolved once it may have been sent, and its
+	 * user's Retry (`send()`) writes it back and sends it with the same key.
+	 */
+	async #lost(gone = false): Promise<IntentResult> {
 		const known = this.#ctx.coordinator.received(this.key);
 		if (known) return this.#adoptOutcome(known);
+		const error = new Error('Settled, replaced or cleared in another tab');
+		error.name = 'AbortError';
+		if (gone && this.#sentHere && this.#rewritable(Date.now())) {
+			const at = Date.now();
+			if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at});
+			this.#result = {
+				status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
+			};
+			UNHEARD.add(this.#result);
+			this.#publish();
+			return this.#result;
+		}
+
 		this.#vanished = !this.#sentHere;
 		this.#ctx.forget(this);
 		this.detach();
-		const error = new Error('Settled, replaced or cleared in another tab');
-		error.name = 'AbortError';
 		this.#result = {
 			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
 		};
@@ -521,7 +539,8 @@ export class Intent<Data = unknown> {
 			const {url, method, body} = this.#record.request;
 			const next = await attempt(this.#ctx.transport, {url, method, body, headers: async () => this.#headers()}, options.timeout, signal, async () => {
 				// Write-ahead: the attempt is on record before a byte leaves.
-				if (!prewritten) recorded = await this.#recordAttempt(onlyIfInterrupted && made === 0);
+				// Only the user's own press (`send()`, its first attempt) may write back a record that vanished.
+				if (!prewritten) recorded = await this.#recordAttempt(onlyIfInterrupted && made === 0, !onlyIfInterrupted && made === 0);
 				if (recorded !== true) return false;
 				this.#prior = undefined;
 				this.#sentHere = true;
@@ -543,7 +562,7 @@ export class Intent<Data = unknown> {
 				this.#ctx.emitOnce(`${origin} ${hidden}`, {type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
 			}
 
-			if ('response' in answer) this.#responseText = answer.text;
+			if ('response' in answer) this.#responseBody = answer.body;
 			if (verdict.type === 'succeeded' && 'response' in answer) {
 				budget.refund(lastRetryCost);
 				return await this.#settle('succeeded', {
@@ -623,12 +642,16 @@ export class Intent<Data = unknown> {
 	 * stored record is still this intent's and, for `resume()`, still interrupted. True when
 	 * written; otherwise nothing was written, and what to return instead.
 	 */
-	async #recordAttempt(onlyIfInterrupted: boolean): Promise<Written> {
+	async #recordAttempt(onlyIfInterrupted: boolean, mayRewrite = false): Promise<Written> {
 		if (!this.#ctx.isCurrent(this)) return ELSEWHERE;
 		const at = Date.now();
 		let next: IntentRecord | undefined;
 		const stored = await this.#ctx.records.update(this.scope, record => {
 			next = undefined;
+			// Gone while this page holds the intent (cleared in another tab, "Clear site data"), and the
+			// user presses Retry: the page still has its key and bytes, and a retry with the key can
+			// only be replayed, so the record is written again from this page's copy.
+			record ??= mayRewrite && this.#rewritable(at) ? this.#record : undefined;
 			if (record?.key !== this.key || !canMove(record.state, 'sending') || (onlyIfInterrupted && !isResumable(record.state))) return undefined;
 			const {lease: _, ...current} = record;
 			next = reduce(current, {type: 'attempt', at});
@@ -647,6 +670,11 @@ export class Intent<Data = unknown> {
 		if (onlyIfInterrupted && !isResumable(stored.state)) return undefined;
 		// Expired by another tab (an explicit send() of an interrupted intent gets here too).
 		return stored.state === 'expired' ? this.#expire() : ELSEWHERE;
+	}
+
+	/** Whether this page's copy may be written back where its record vanished: still its scope's, unsettled, inside its window. */
+	#rewritable(now: number): boolean {
+		return this.#ctx.isCurrent(this) && !this.#detached && !isSettled(this.#record.state) && isInsideWindow(this.#record, now);
 	}
 
 	/**

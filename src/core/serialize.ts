@@ -94,7 +94,9 @@ function resolveUrl(url: unknown): string {
 		throw new InvalidRequestError('`url` holds a user name or password, which would be stored: use the `headers` option');
 	}
 
-	return resolved.href;
+	// React Native's own `URL` (without react-native-url-polyfill) appends a `/` to every path,
+	// `…/orders` to `…/orders/`: where it does, an absolute URL is sent as written.
+	return base || new URL('http://a/b').href === 'http://a/b' ? resolved.href : url;
 }
 
 const KNOWN_FIELDS = new Set(['url', 'method', 'json', 'body', 'headers', 'schema']);

@@ -115,7 +115,11 @@ export type IntentResult<Data = unknown> =
 		status: 'succeeded';
 		key: string;
 		response: ResponseInfo;
-		/** The parsed JSON body, or text, or `undefined` for an empty body; validated by the request's `schema`. */
+		/**
+		 * The parsed JSON body, or text (any textual type, or none), or an `ArrayBuffer` of the bytes
+		 * (any other type: an image, a PDF), or `undefined` for an empty body; validated by the
+		 * request's `schema`.
+		 */
 		data: Data;
 		/** Where the body failed the request's `schema`: what the validator said (`data` is then the body as it came). */
 		issues?: readonly StandardSchemaV1.Issue[];

@@ -2,7 +2,7 @@ import type {MutationFunction, MutationKey, QueryClient} from '@tanstack/query-c
 import {OutcomeUnknownError} from '../core/errors/outcome-unknown-error.js';
 import {RequestRefusedError} from '../core/errors/request-refused-error.js';
 import type {Intent} from '../core/intent.js';
-import type {IntentOptions, IntentRequest} from '../core/types.js';
+import type {IntentRequest} from '../core/types.js';
 import type {SendOnceClient} from '../core/client-api.js';
 
 /**
@@ -44,6 +44,13 @@ export interface IntentMutationConfig<Variables, Data = unknown> {
 export interface IntentMutationOptions<Data, Variables> {
 	mutationKey: MutationKey;
 	mutationFn: MutationFunction<Data, Variables>;
+	/**
+	 * With `replace` only: notes that a `mutate` begins, so that its first try is told from an app's
+	 * retry where TanStack Query (before 5.89) does not say. An `onMutate` of your own (or of
+	 * `setMutationDefaults`) replaces it: see `replace`. Without `replace` it is left out, and yours
+	 * runs.
+	 */
+	onMutate?: (variables: Variables) => undefined;
 	/** sendonce owns the retries, with one key: an app's own `retry` resends the same intent. */
 	retry: 0;
 	/** The intent is written before the first byte, offline too; sendonce waits for the network. */
@@ -64,6 +71,24 @@ export interface ResumedIntent {
 }
 
 const DEFAULT_KEY: MutationKey = ['sendonce'];
+
+/**
+ * The mutations whose first try was made, shared by every `intentMutation()`: `useMutation` makes
+ * new options (and a new `mutationFn`) at each render, and a retry runs the newest.
+ */
+const TRIED = new WeakSet<object>();
+
+/** The intent each mutation's first try sent: its retries send it again, never the scope's next one. */
+const SENT = new WeakMap<object, Intent<unknown>>();
+
+/** How many `mutate` calls with these variables began and have not made their first try yet. */
+const BEGUN = new Map<unknown, number>();
+
+/** A `mutate` begins: TanStack calls `onMutate` once per `mutate`, before its first try. */
+function onMutate(variables: unknown): undefined {
+	BEGUN.set(variables, (BEGUN.get(variables) ?? 0) + 1);
+	return undefined;
+}
 
 /** The result of sending `intent`, as a mutation ends: data, or the error that says why not. */
 async function settle<Data>(intent: Intent<Data>): Promise<Data> {
@@ -91,16 +116,34 @@ async function settle<Data>(intent: Intent<Data>): Promise<Data> {
  * });
  */
 export function intentMutation<Variables, Data = unknown>(client: SendOnceClient, config: IntentMutationConfig<Variables, Data>): IntentMutationOptions<Data, Variables> {
-	// TanStack Query passes one context object to every try of one `mutate`: an app's own `retry`
-	// must send the same intent again, so `replace` is asked on a mutation's first try only.
-	const tried = new WeakSet<object>();
 	return {
 		mutationKey: config.mutationKey ?? DEFAULT_KEY,
-		mutationFn: async (variables, context?: object) => {
-			const again = context !== undefined && tried.has(context);
-			if (context !== undefined) tried.add(context);
-			const options: IntentOptions = {replace: !again && (config.replace?.(variables) ?? false)};
-			const intent = await client.intent(config.scope(variables), config.request(variables), options);
+		...(config.replace ? {onMutate} : {}),
+		// A function, not an arrow: before 5.89, TanStack calls it as a method of the mutation's options.
+		async mutationFn(this: {onMutate?: unknown; retry?: unknown; scope?: unknown; networkMode?: unknown} | void, variables, context?: object) {
+			// An app's own `retry` must send the same intent again: `replace` is asked on a mutation's
+			// first try only. Which try this is: TanStack passes one context per `mutate` (5.89 on);
+			// before, a `mutate` that began and has not tried yet is one whose `onMutate` ran, else
+			// (an app's own `onMutate`) one whose variables object has not been tried.
+			const begun = BEGUN.get(variables) ?? 0;
+			if (begun > 1) BEGUN.set(variables, begun - 1);
+			else BEGUN.delete(variables);
+			const ours = this?.onMutate === onMutate;
+			const mutation = context ?? (!ours && typeof variables === 'object' && variables !== null ? variables : undefined);
+			const first = mutation ? !TRIED.has(mutation) : !ours || begun > 0;
+			if (mutation) TRIED.add(mutation);
+			const replace = first && (config.replace?.(variables) ?? false);
+			// Before 5.89, a `mutate` that waits (a mutation `scope`, another `networkMode`) has its
+			// `onMutate` run before an earlier one's retry: the count tells them apart no more.
+			const queued = ours && context === undefined && (this?.scope !== undefined || (this?.networkMode ?? 'always') !== 'always');
+			if (replace && !mutation && (!ours || queued) && this?.retry) {
+				throw new TypeError('`replace` with a `retry`, and an `onMutate` of your own, a mutation `scope` or a `networkMode` other than \'always\', needs variables that are objects before TanStack Query 5.89: a retry cannot be told from a new `mutate`');
+			}
+
+			// A retry sends the intent its first try sent, even where the scope has moved on since.
+			const earlier = mutation && !first ? SENT.get(mutation) as Intent<Data> | undefined : undefined;
+			const intent = earlier ?? await client.intent(config.scope(variables), config.request(variables), {replace});
+			if (mutation) SENT.set(mutation, intent as Intent<unknown>);
 			return settle(intent);
 		},
 		retry: 0,

@@ -1,4 +1,4 @@
-import {clear, createStore, del, entries, get, promisifyRequest, set, type UseStore} from 'idb-keyval';
+import {clear, del, entries, get, promisifyRequest, set, type UseStore} from 'idb-keyval';
 import type {IntentStore} from '../core/types.js';
 
 /** sendonce's own database, never idb-keyval's shared `keyval-store`. */
@@ -18,6 +18,36 @@ function isClosedConnection(error: unknown): boolean {
 }
 
 /**
+ * idb-keyval's `createStore`, and one thing more: another tab's upgrade or `deleteDatabase`
+ * waits until every connection to the database closes, so ours closes at once on
+ * `versionchange` (an idle tab must block no one), and the next use opens the database again.
+ */
+function createStore(): UseStore {
+	let opening: Promise<IDBDatabase> | undefined;
+	const database = (): Promise<IDBDatabase> => {
+		if (opening) return opening;
+		const request = indexedDB.open(DATABASE);
+		request.onupgradeneeded = () => request.result.createObjectStore(OBJECT_STORE);
+		const opened = promisifyRequest(request);
+		const forget = () => {
+			if (opening === opened) opening = undefined;
+		};
+
+		opening = opened;
+		opened.then(db => {
+			db.onversionchange = () => {
+				db.close();
+				forget();
+			};
+			db.onclose = forget;
+		}, forget);
+		return opened;
+	};
+
+	return async (mode, callback) => callback((await database()).transaction(OBJECT_STORE, mode).objectStore(OBJECT_STORE));
+}
+
+/**
  * idb-keyval's `UseStore` for the `sendonce` database: the database is opened on first use,
  * never at import, and opened again (once per call) when the browser closed the connection.
  */
@@ -26,7 +56,7 @@ function connect(): UseStore {
 	const open = (): UseStore => {
 		// A bare `indexedDB` inside idb-keyval would throw a ReferenceError; say what is wrong.
 		if (!globalThis.indexedDB) throw new Error('IndexedDB is not available in this environment');
-		use ??= createStore(DATABASE, OBJECT_STORE);
+		use ??= createStore();
 		return use;
 	};
 

@@ -1,5 +1,7 @@
 import {INDETERMINATE_STATUSES} from '../core/classify.js';
 import {createClient} from '../core/client.js';
+import {parseRecord} from '../core/record.js';
+import {isSendable} from '../core/state.js';
 import {indexedDbStore} from '../stores/indexeddb.js';
 import type {ClientOptions, IntentResult, SendOnceEvent} from '../core/types.js';
 import {keepDelivered} from './delivered.js';
@@ -19,6 +21,8 @@ export interface ServiceWorkerScope {
 	readonly clients: {
 		matchAll(options?: {type?: 'window' | 'all'; includeUncontrolled?: boolean}): Promise<ReadonlyArray<{postMessage(message: unknown): void}>>;
 	};
+	/** Where the browser has Background Sync: the worker's own registration. */
+	readonly registration?: {readonly sync?: {register(tag: string): Promise<void>}};
 }
 
 /**
@@ -85,6 +89,8 @@ export interface InstalledSendOnce {
 /** How long activation waits for the stored intents to be sent, before the worker takes requests. */
 const ACTIVATE_WAIT_MS = 5000;
 const DEFAULT_NAVIGATION_INTERVAL = 30_000;
+/** How many times one event lists the store again for intents stored while it sent. */
+const MAX_PASSES = 4;
 
 /**
  * A refusal the worker meets may be its own lack of what the page would have sent (a session,
@@ -137,8 +143,38 @@ export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptio
 	});
 	let lastNavigation = Number.NEGATIVE_INFINITY;
 
+	const requestSync = () => {
+		void scope.registration?.sync?.register(SYNC_TAG).catch(() => undefined);
+	};
+
+	/** The keys of the stored intents a resume would send now. */
+	const sendable = async () => {
+		const now = Date.now();
+		return new Set((await notes.store.list()).flatMap(([, value]) => {
+			const parsed = parseRecord(value);
+			return 'record' in parsed && isSendable(parsed.record, now) ? [parsed.record.key] : [];
+		}));
+	};
+
+	// Every event is one shot: it covers every intent stored when it fired, those already being
+	// sent included (their retry waits too), and every one stored while it runs.
 	const send = async (): Promise<IntentResult[]> => {
-		const results = await client.resume();
+		const results: IntentResult[] = [];
+		let known = await sendable();
+		for (let pass = 1; ; pass++) {
+			results.push(...await client.resume());
+			const now = await sendable();
+			if (![...now].some(key => !known.has(key))) break;
+			if (pass >= MAX_PASSES) {
+				// A page still making intents sends them itself; a Background Sync, or the next
+				// trigger, covers what it leaves.
+				requestSync();
+				break;
+			}
+
+			known = new Set([...known, ...now]);
+		}
+
 		await notes.written();
 		return results;
 	};
@@ -153,10 +189,18 @@ export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptio
 		if ((event as Event & {tag?: string}).tag === SYNC_TAG) keepAlive(event as Event & ExtendableEventLike, send());
 	});
 	scope.addEventListener('activate', event => {
-		// Requests wait for activation: they wait for the sending only so long.
-		const sent = send();
-		keepAlive(event as Event & ExtendableEventLike, Promise.race([sent, new Promise(resolve => {
-			setTimeout(resolve, ACTIVATE_WAIT_MS);
+		// Requests wait for activation: they wait for the sending only so long. What is still being
+		// sent then (a retry wait) is handed to a Background Sync, whose event holds the worker until
+		// it ends; without one, the next message, navigation or activation sends it.
+		let done = false;
+		const sent = send().finally(() => {
+			done = true;
+		});
+		keepAlive(event as Event & ExtendableEventLike, Promise.race([sent, new Promise<void>(resolve => {
+			setTimeout(() => {
+				if (!done) requestSync();
+				resolve();
+			}, ACTIVATE_WAIT_MS);
 		})]));
 		sent.catch(() => undefined);
 	});

@@ -125,3 +125,36 @@ describe('indexedDbStore in Chromium', () => {
 		expect(site.server.requests).toEqual([]);
 	});
 });
+
+describe('an idle tab blocks no one', () => {
+	/** Runs in a page: another tab's upgrade or delete, and whether it was blocked by a connection left open. */
+	const versionChange = async (page: import('playwright-core').Page, what: 'upgrade' | 'delete') => page.evaluate(async what => new Promise<string>(resolve => {
+		const request = what === 'upgrade' ? indexedDB.open('sendonce', 10) : indexedDB.deleteDatabase('sendonce');
+		request.onblocked = () => resolve('blocked');
+		request.onerror = () => resolve('error');
+		request.onsuccess = () => {
+			if (what === 'upgrade') (request as IDBOpenDBRequest).result.close();
+			resolve('done');
+		};
+	}), what);
+
+	test('its connection closes for another tab\'s upgrade and deleteDatabase (a sign-out), and it stores and sends its next intent', async () => {
+		const idle = await openPage(site.context, site.server);
+		const key = await idle.evaluate(async options => {
+			const {createClient} = await window.loadSendonce();
+			(window as unknown as {client: unknown}).client = createClient(options);
+			return (await (window as unknown as {client: import('../../src/index.js').SendOnceClient}).client.intent('checkout', {url: '/orders', json: {order: 'o-1'}})).key;
+		}, OPTIONS);
+		const other = await openPage(site.context, site.server);
+
+		expect(await versionChange(other, 'upgrade')).toBe('done');
+		// Upgraded by the other tab, the database still holds the intent, and the idle tab reads it.
+		expect(await idle.evaluate(async () => (await (window as unknown as {client: import('../../src/index.js').SendOnceClient}).client.list()).map(intent => intent.key))).toEqual([key]);
+		expect(await versionChange(other, 'delete')).toBe('done');
+
+		const result = await idle.evaluate(async () => (window as unknown as {client: import('../../src/index.js').SendOnceClient}).client.send('contact', {url: '/orders', json: {order: 'o-2'}}));
+		expect(result).toMatchObject({status: 'succeeded'});
+		expect(site.server.effects.get('o-2')).toBe(1);
+		expect(await versionChange(other, 'delete')).toBe('done');
+	});
+});

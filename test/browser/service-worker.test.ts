@@ -357,3 +357,71 @@ test('the worker never sends an unresolved or an expired intent', async () => {
 	});
 	expect(server.totalEffects).toBe(1);
 });
+
+describe('a worker stopped mid-retry', () => {
+	/** Stops the origin's running service worker, as the browser may whenever no `waitUntil` holds it. */
+	async function stopWorker(): Promise<void> {
+		const blank = await context.newPage();
+		const session = await context.newCDPSession(blank);
+		const running = new Set<string>();
+		session.on('ServiceWorker.workerVersionUpdated', ({versions}) => {
+			for (const version of versions) {
+				if (version.runningStatus === 'running') running.add(version.versionId);
+				else running.delete(version.versionId);
+			}
+		});
+		await session.send('ServiceWorker.enable');
+		await expect.poll(() => running.size, PATIENT).toBeGreaterThan(0);
+		for (const versionId of running) await session.send('ServiceWorker.stopWorker', {versionId});
+		await expect.poll(() => running.size, PATIENT).toBe(0);
+		await blank.close();
+	}
+
+	test('stopped while it waits to retry, the next trigger sends the intent with its key: one effect', async () => {
+		const page = await pageWithWorker();
+		await optIn(page);
+		const key = await interruptedSend(page, 1);
+		await page.close();
+		const closedAt = server.requests.length;
+
+		// The sync's sends meet the API down and wait to retry; the browser stops the worker.
+		await fireSync(context, server.url);
+		await expect.poll(() => since(closedAt).length, PATIENT).toBeGreaterThanOrEqual(2);
+		await stopWorker();
+		const stoppedAt = server.requests.length;
+		apiDown = false;
+
+		// The next trigger: a sync (Chromium may also fire the page's registered one again itself).
+		await fireSync(context, server.url);
+
+		await expect.poll(() => server.effects.get('o-1'), PATIENT).toBe(1);
+		expect(since(stoppedAt).at(-1)).toMatchObject({key, outcome: 201});
+		expect(server.keys.every(seen => seen === key)).toBe(true);
+		expect(server.totalEffects).toBe(1);
+	});
+});
+
+test('a sync that fires while the worker sends an older intent also sends the one stored since: each once', async () => {
+	const page = await pageWithWorker();
+	await optIn(page);
+	const older = await page.evaluate(async () => (await window.client.intent('older', {url: '/orders', json: {order: 'older'}})).key);
+	await page.close();
+	// The worker's send of the older intent is held at the server.
+	shutGate();
+	await fireSync(context, server.url);
+	await expect.poll(() => server.requests.length, PATIENT).toBe(1);
+
+	// A tab stores a new intent and crashes before sending it; its sync fires while the worker still sends.
+	const next = await context.newPage();
+	await next.goto(`${server.url}/`);
+	await optIn(next);
+	const newer = await next.evaluate(async () => (await window.client.intent('newer', {url: '/orders', json: {order: 'newer'}})).key);
+	await next.close();
+	await fireSync(context, server.url);
+	openGate();
+
+	await expect.poll(() => server.effects.get('newer'), PATIENT).toBe(1);
+	expect(server.effects.get('older')).toBe(1);
+	expect(server.requests.map(request => request.key).sort()).toEqual([older, newer].sort());
+	expect(server.totalEffects).toBe(2);
+});

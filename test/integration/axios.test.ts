@@ -3,6 +3,7 @@ import {describe, expect, test} from 'vitest';
 import {createClient, OutcomeUnknownError, type ClientOptions} from '../../src/index.js';
 import {sendonceAdapter} from '../../src/integrations/axios.js';
 import {fast, useApiServer} from './api-server.js';
+import {bytesOf, PNG} from './binary.js';
 
 /*
  * sendonce/axios (issue 13): `axios.create({adapter: sendonceAdapter(client)})`, against a real
@@ -69,5 +70,22 @@ describe('axios with sendonceAdapter', () => {
 	test('params and baseURL make the stored URL', async () => {
 		await api().post('/orders', {order: 'ax-6'}, {intent: 'order:6', params: {source: 'cart'}});
 		expect(site.server.requests[0]!.path).toBe('/orders?source=cart');
+	});
+});
+
+describe('a binary answer, byte for byte (issue 20)', () => {
+	const make = () => axios.create({baseURL: site.server.url, adapter: sendonceAdapter(createClient(fast))});
+
+	test('responseType \'arraybuffer\' gives the bytes the server sent', async () => {
+		const response = await make().post<ArrayBuffer>('/orders', {order: 'ax-bytes', answer: 'png'}, {intent: 'ax-bytes', responseType: 'arraybuffer'});
+		expect(response.headers['content-type']).toBe('image/png');
+		expect(await bytesOf(response.data)).toEqual(site.server.requests.at(-1)!.sent);
+	});
+
+	test('responseType \'blob\' gives a Blob of those bytes', async () => {
+		const response = await make().post<Blob>('/orders', {order: 'ax-blob', answer: 'octets'}, {intent: 'ax-blob', responseType: 'blob'});
+		expect(response.data).toBeInstanceOf(Blob);
+		expect(await bytesOf(response.data)).toEqual(PNG);
+		expect(site.server.requests.at(-1)!.sent).toEqual(PNG);
 	});
 });

@@ -1,8 +1,9 @@
 import createApiClient from 'openapi-fetch';
 import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
 import * as z from 'zod';
-import {createClient, createFetch, InvalidRequestError, OutcomeUnknownError, UnresolvedIntentError, type ClientOptions, type IntentInit} from '../../src/index.js';
+import {createClient, createFetch, InvalidRequestError, memoryStore, OutcomeUnknownError, UnresolvedIntentError, type ClientOptions, type IntentInit, type IntentStore} from '../../src/index.js';
 import {startContractServer, type ContractServer} from '../server/contract-server.js';
+import {ANSWERS, binaryWork, bytesOf, PNG, type AnswerKind} from './binary.js';
 
 /*
  * client.fetch (issue 13): a fetch to swap in, with the same guarantees as client.send, against
@@ -12,6 +13,7 @@ import {startContractServer, type ContractServer} from '../server/contract-serve
 let server: ContractServer;
 beforeAll(async () => {
 	server = await startContractServer({
+		work: binaryWork,
 		serve(request, response) {
 			if (request.method !== 'GET' && request.method !== 'HEAD') return false;
 			response.writeHead(200, {'content-type': 'application/json', 'x-seen-key': String(request.headers['idempotency-key'] ?? '')});
@@ -175,5 +177,84 @@ describe('createFetch, where a library takes a fetch', () => {
 	test('given a client, it is that client\'s fetch', () => {
 		const client = createClient(fast);
 		expect(createFetch(client)).toBe(client.fetch);
+	});
+});
+
+describe('answers arrive byte for byte (issue 20)', () => {
+	const ask = (kind: AnswerKind, order: string) => JSON.stringify({order, answer: kind});
+	const post = {method: 'POST', headers: {'content-type': 'application/json'}} as const;
+	/** What the server wrote for the last request it answered. */
+	const sent = () => server.requests.at(-1)!.sent!;
+
+	test.each<AnswerKind>(['png', 'octets', 'text'])('%s: arrayBuffer() and blob() give the bytes the server sent', async kind => {
+		const client = createClient(fast);
+		const response = await client.fetch(orders(), {...post, body: ask(kind, `bytes-${kind}`)});
+		expect(sent()).toEqual(ANSWERS[kind].body);
+		expect(await bytesOf(await response.clone().arrayBuffer())).toEqual(sent());
+		const blob = await response.blob();
+		expect(blob.type).toBe(ANSWERS[kind].type.replace('; ', ';'));
+		expect(await bytesOf(blob)).toEqual(sent());
+	});
+
+	test('text() decodes the bytes as fetch does, and only when asked', async () => {
+		const response = await createClient(fast).fetch(orders(), {...post, body: ask('text', 'bytes-decode')});
+		expect(await response.text()).toBe(await new Response(sent()).text());
+	});
+
+	test('a binary answer is `data` as an ArrayBuffer of its bytes; a text answer stays text', async () => {
+		const client = createClient(fast);
+		const png = await client.send('png', {url: orders(), json: {order: 'bytes-data', answer: 'png'}});
+		expect(png.status).toBe('succeeded');
+		expect((png as {data: unknown}).data).toBeInstanceOf(ArrayBuffer);
+		expect(await bytesOf((png as {data: ArrayBuffer}).data)).toEqual(sent());
+
+		const text = await client.send('text', {url: orders(), json: {order: 'bytes-text', answer: 'text'}});
+		expect(text).toMatchObject({status: 'succeeded', data: await new Response(sent()).text()});
+	});
+
+	test('after a reload, the stored intent sent again gets the replayed bytes, through client.fetch and as `data`', async () => {
+		const store = memoryStore();
+		server.faults.push({type: 'lose-reply'}, {type: 'lose-reply'});
+		const before = createClient({...fast, store, retry: {...fast.retry, limit: 1}});
+		await expect(before.fetch(orders(), {...post, body: ask('png', 'bytes-reload-1'), intent: 'png-1'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		await expect(before.fetch(orders(), {...post, body: ask('png', 'bytes-reload-2'), intent: 'png-2'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+
+		const after = createClient({...fast, store});
+		const response = await after.fetch(orders(), {...post, body: ask('png', 'bytes-reload-1'), intent: 'png-1'});
+		expect(response.headers.get('idempotent-replayed')).toBe('true');
+		expect(await bytesOf(await response.arrayBuffer())).toEqual(sent());
+		expect(sent()).toEqual(PNG);
+
+		const [listed] = await after.list();
+		expect(listed?.scope).toBe('png-2');
+		const result = await listed!.send();
+		expect(result).toMatchObject({status: 'succeeded', replayed: true});
+		expect(await bytesOf((result as {data: ArrayBuffer}).data)).toEqual(sent());
+		expect(server.effects.get('bytes-reload-1')).toBe(1);
+		expect(server.effects.get('bytes-reload-2')).toBe(1);
+	});
+
+	test('another tab that joined the send gets the same bytes, from the outcome the sending tab announced', async () => {
+		const shared: IntentStore = {...memoryStore(), shared: true, durable: true};
+		let release!: () => void;
+		server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+			release = resolve;
+		})});
+		// Without Web Locks (Node), the second tab waits on the first's lease, and looks at the
+		// store again (a read) while it waits: then the first tab's work may end.
+		const second = createClient({...fast, store: {...shared, get: async id => {
+			release();
+			return shared.get(id);
+		}}});
+		const first = createClient({...fast, store: shared});
+		const init = {...post, body: ask('png', 'bytes-tabs'), intent: 'png-tabs'};
+		const sending = first.fetch(orders(), init);
+		await expect.poll(() => server.inFlight).toBe(1);
+		const [mine, theirs] = await Promise.all([sending, second.fetch(orders(), init)]);
+
+		expect(server.requests).toHaveLength(1);
+		expect(await bytesOf(await mine.arrayBuffer())).toEqual(sent());
+		expect(theirs.headers.get('content-type')).toBe('image/png');
+		expect(await bytesOf(await theirs.arrayBuffer())).toEqual(sent());
 	});
 });

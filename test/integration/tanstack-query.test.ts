@@ -1,6 +1,8 @@
+import * as newest from '@tanstack/query-core';
 import {MutationObserver, QueryClient} from '@tanstack/query-core';
+import * as lowest from 'query-core-min';
 import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
-import {createClient, memoryStore, OutcomeUnknownError, RequestRefusedError, type ClientOptions} from '../../src/index.js';
+import {createClient, memoryStore, OutcomeUnknownError, RequestRefusedError, type ClientOptions, type SendOnceClient} from '../../src/index.js';
 import {intentMutation, resumeMutations, type ResumedIntent} from '../../src/integrations/tanstack-query.js';
 import {startContractServer, type ContractServer} from '../server/contract-server.js';
 import {fast} from './api-server.js';
@@ -85,6 +87,41 @@ describe('intentMutation', () => {
 	});
 });
 
+test('a retry after another mutate of the same scope succeeded resends its own intent, never the scope\'s next one: one key, one effect', async () => {
+	const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+	const {mutationFn} = intentMutation(client, {scope: (order: Order) => `checkout:${order.id}`, request: order => ({url: `${server.url}/orders`, json: {order: order.id}})});
+	// Two mutations of one action (a double click, two components), each with its context, as TanStack 5.89 on passes it.
+	const [first, second] = [{}, {}];
+	const order = {id: 'tq-twice'};
+	server.faults.push({type: 'error-before', status: 503}, {type: 'error-before', status: 503});
+	await expect(mutationFn(order, first as never)).rejects.toBeInstanceOf(OutcomeUnknownError);
+	await expect(mutationFn(order, second as never)).rejects.toBeInstanceOf(OutcomeUnknownError);
+
+	// The app's retries: the first succeeds (and the intent's record is deleted), then the second.
+	expect(await mutationFn(order, first as never)).toMatchObject({effects: 1});
+	expect(await mutationFn(order, second as never)).toMatchObject({effects: 1});
+	expect(new Set(server.keys).size).toBe(1);
+	expect(server.effects.get('tq-twice')).toBe(1);
+});
+
+test('without `replace`, no onMutate is added: the app\'s own, from setMutationDefaults or defaultOptions, runs', async () => {
+	const ran: string[] = [];
+	const queryClient = new QueryClient({defaultOptions: {mutations: {onMutate: () => {
+		ran.push('defaultOptions');
+	}}}});
+	queryClient.setMutationDefaults(['orders'], {onMutate: () => {
+		ran.push('setMutationDefaults');
+	}});
+	const client = createClient(fast);
+	const options = intentMutation(client, {mutationKey: ['orders'], scope: (order: Order) => `checkout:${order.id}`, request: order => ({url: `${server.url}/orders`, json: {order: order.id}})});
+	expect('onMutate' in options).toBe(false);
+
+	await new MutationObserver(queryClient, options).mutate({id: 'tq-defaults'});
+
+	expect(ran).toEqual(['setMutationDefaults']);
+	expect(server.effects.get('tq-defaults')).toBe(1);
+});
+
 describe('resumeMutations', () => {
 	test('an intent a reload interrupted is sent with its key, shown as a mutation with meta.sendonce', async () => {
 		const store = memoryStore();
@@ -111,5 +148,87 @@ describe('resumeMutations', () => {
 		const queryClient = new QueryClient();
 		await resumeMutations(queryClient, createClient(fast));
 		expect(queryClient.getMutationCache().getAll()).toEqual([]);
+	});
+});
+
+/*
+ * Issue 20: TanStack Query before 5.89 calls `mutationFn` without its context. One `mutate` must
+ * stay one key across the app's own `retry`, on the newest query-core and on 5.0.0 alike.
+ */
+describe.each([['query-core', newest], ['query-core 5.0.0', lowest as unknown as typeof newest]])('%s: an app retry on a replace mutation (issue 20)', (_name, core) => {
+	const config = {
+		scope: (order: Order) => `checkout:${order.id}`,
+		request: (order: Order) => ({url: `${server.url}/orders`, json: {order: order.id}}),
+		replace: (order: Order) => order.asNew === true,
+	};
+	/** The app's options, made again at every render as `useMutation({...})` makes them. */
+	const options = (client: SendOnceClient) => ({...intentMutation(client, config), retry: 2, retryDelay: 1});
+
+	test.each([['without re-renders', false], ['re-rendered at every change, as React does', true]])('one mutate, one key: %s', async (_case, rerender) => {
+		// The first try's reply is lost; the app's retry sends the same key, and gets the replay.
+		server.faults.push({type: 'lose-reply'});
+		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+		const observer = new core.MutationObserver(new core.QueryClient(), options(client));
+		if (rerender) observer.subscribe(() => observer.setOptions(options(client)));
+
+		expect(await observer.mutate({id: 'tq-new', asNew: true})).toMatchObject({effects: 1});
+		expect(server.keys).toHaveLength(2);
+		expect(new Set(server.keys).size).toBe(1);
+
+		// The user chooses "order again as new": that mutate is a new key, and its retry keeps it.
+		server.faults.push({type: 'lose-reply'});
+		expect(await observer.mutate({id: 'tq-new', asNew: true})).toMatchObject({effects: 2});
+		expect(server.keys).toHaveLength(4);
+		expect(new Set(server.keys).size).toBe(2);
+	});
+
+	test('variables that are not objects: one key too', async () => {
+		server.faults.push({type: 'lose-reply'});
+		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+		const observer = new core.MutationObserver(new core.QueryClient(), {
+			...intentMutation(client, {scope: (id: string) => `checkout:${id}`, request: id => ({url: `${server.url}/orders`, json: {order: id}}), replace: () => true}),
+			retry: 2,
+			retryDelay: 1,
+		});
+		expect(await observer.mutate('tq-plain')).toMatchObject({effects: 1});
+		expect(server.keys).toHaveLength(2);
+		expect(new Set(server.keys).size).toBe(1);
+	});
+
+	test.each([['an object', {id: 'tq-own'}], ['not an object', 'tq-own']])('with an `onMutate` of the app\'s own, variables that are %s: one key; or, where TanStack does not say which mutate a try is of, a TypeError before anything is sent', async (_case, variables) => {
+		server.faults.push({type: 'lose-reply'});
+		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+		const optimistic: unknown[] = [];
+		const observer = new core.MutationObserver(new core.QueryClient(), {
+			...intentMutation(client, {scope: () => 'checkout:tq-own', request: () => ({url: `${server.url}/orders`, json: {order: 'tq-own'}}), replace: () => true}),
+			onMutate: (vars: unknown) => {
+				optimistic.push(vars);
+			},
+			retry: 2,
+			retryDelay: 1,
+		});
+		const outcome = await observer.mutate(variables).catch((error: unknown) => error);
+		expect(optimistic).toEqual([variables]);
+		// Whether this query-core tells `mutationFn` which mutate it is (5.89 on): the peer matrix may load 5.0 under either name.
+		const saysWhich = await new core.MutationObserver(new core.QueryClient(), {mutationFn: async (_: unknown, context?: unknown) => context !== undefined}).mutate(undefined);
+		if (saysWhich || typeof variables === 'object') {
+			expect(outcome).toMatchObject({effects: 1});
+			expect(server.keys).toHaveLength(2);
+			expect(new Set(server.keys).size).toBe(1);
+		} else {
+			expect(outcome).toBeInstanceOf(TypeError);
+			expect((outcome as Error).message).toMatch(/5\.89/);
+			expect(server.requests).toEqual([]);
+		}
+	});
+
+	test('variables that are not objects, without an app retry: replace is the user\'s choice, a new key', async () => {
+		server.faults.push({type: 'lose-reply'}, {type: 'lose-reply'});
+		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
+		const observer = new core.MutationObserver(new core.QueryClient(), intentMutation(client, {scope: (id: string) => `checkout:${id}`, request: id => ({url: `${server.url}/orders`, json: {order: id}}), replace: () => true}));
+		await expect(observer.mutate('tq-once')).rejects.toBeInstanceOf(OutcomeUnknownError);
+		await expect(observer.mutate('tq-once')).rejects.toBeInstanceOf(OutcomeUnknownError);
+		expect(server.keys).toHaveLength(2);
+		expect(new Set(server.keys).size).toBe(2);
 	});
 });

@@ -7,7 +7,7 @@ import {memoryKeyStore, toNodeHandler} from '../../src/server.js';
 import {kyselyTransactional} from '../../src/server/kysely.js';
 import {postgresKeyStore, postgresTransactional, tableSql} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
-import {dropTable, openNodeRedis, openPool, uniqueName} from './stores.js';
+import {closeNodeRedis, dropTable, openNodeRedis, openPool, uniqueName} from './stores.js';
 
 const claim = (lease = 30_000) => ({fingerprint: 'f', lease, ttl: 60_000});
 
@@ -90,7 +90,7 @@ describe.skipIf(inject('redisUrl') === null)('redisKeyStore on a real Redis', ()
 			expect(sent).toEqual(['EVALSHA', 'EVAL', 'EVALSHA']);
 		} finally {
 			await client.del(`${prefix}k`);
-			client.destroy();
+			closeNodeRedis(client);
 		}
 	});
 });
@@ -101,7 +101,7 @@ describe.skipIf(inject('redisUrl') === null)('redisKeyStore and the keys an earl
 		const prefix = `sendonce-test:${uniqueName()}:`;
 		onTestFinished(async () => {
 			await client.del(`${prefix}old`);
-			client.destroy();
+			closeNodeRedis(client);
 		});
 		await client.set(`${prefix}old`, 'running:f:token', {PX: 60_000});
 		await expect(redisKeyStore(client, {prefix}).claim('old', claim())).rejects.toThrow(`sendonce/server/redis: "${prefix}old" is not a hash: it was written by an earlier sendonce`);

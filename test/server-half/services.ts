@@ -29,7 +29,8 @@ export async function redisAnswers(url: string): Promise<boolean> {
 	} catch {
 		return false;
 	} finally {
-		if (client.isOpen) client.destroy();
+		// The peer projects load redis 4 here too, which has `disconnect()` but no `destroy()`.
+		if (client.isOpen) await (client as {disconnect(): Promise<void>}).disconnect();
 	}
 }
 

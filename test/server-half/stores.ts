@@ -1,5 +1,6 @@
 import {randomBytes} from 'node:crypto';
-import {Redis} from 'ioredis';
+// The default export: ioredis exports `Redis` by name only from 5.3 on.
+import Redis from 'ioredis';
 import pg from 'pg';
 import {createClient} from 'redis';
 import {inject} from 'vitest';
@@ -35,6 +36,12 @@ export async function openNodeRedis() {
 	return client;
 }
 
+/** Closes a node-redis client of any major the store supports: v4 has `disconnect()` but no `destroy()`. */
+export function closeNodeRedis(client: {destroy?: () => void; disconnect(): Promise<void>}): void {
+	if (client.destroy) client.destroy();
+	else void client.disconnect();
+}
+
 export function openPool(): pg.Pool {
 	return new pg.Pool({connectionString: inject('databaseUrl')!, max: 10});
 }
@@ -64,7 +71,7 @@ export const storeKinds: StoreKind[] = [
 				store: redisKeyStore(client, {prefix}),
 				async close() {
 					for await (const keys of client.scanIterator({MATCH: `${prefix}*`})) if (keys.length > 0) await client.del(keys);
-					client.destroy();
+					closeNodeRedis(client);
 				},
 			};
 		},

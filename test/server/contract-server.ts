@@ -31,11 +31,16 @@ export interface SeenRequest {
 	body: string;
 	/** What the server answered, or 'dropped'. */
 	outcome: number | 'dropped';
+	/** The answer's body, as the server wrote it. */
+	sent?: Uint8Array<ArrayBuffer>;
 }
 
 interface StoredAnswer {
 	status: number;
-	body: string;
+	/** Text, or bytes (a binary answer). */
+	body: string | Uint8Array<ArrayBuffer>;
+	/** @default 'application/json' */
+	type?: string;
 }
 
 /** What the handler needs of the request it serves: the fault drawn for it, and whether the work ran. */
@@ -175,8 +180,9 @@ export class ContractServer {
 		await this.#options.onArrival?.({key, body});
 		const fault = this.faults.shift() ?? this.#options.faultFor?.({key, path, index});
 
-		const answer = (status: number, text: string, headers: Record<string, string> = {}) => {
+		const answer = (status: number, text: string | Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) => {
 			seen.outcome = status;
+			seen.sent = typeof text === 'string' ? new TextEncoder().encode(text) : text;
 			response.writeHead(status, {'content-type': 'application/json', ...headers});
 			response.end(text);
 		};
@@ -220,7 +226,8 @@ export class ContractServer {
 			claimed();
 		}
 
-		const text = await reply.text();
+		// Bytes, as the work made them: a binary answer too.
+		const text = new Uint8Array(await reply.arrayBuffer());
 
 		// The work is done (and stored, or its key released): now the network loses the reply, or a proxy swaps it.
 		if (pending.worked && fault?.type === 'lose-reply') {
@@ -248,7 +255,7 @@ export class ContractServer {
 		const stored = this.#work(pending.body, key);
 		this.inFlight--;
 		pending.worked = true;
-		return new Response(stored.body, {status: stored.status, headers: {'content-type': 'application/json'}});
+		return new Response(stored.body, {status: stored.status, headers: {'content-type': stored.type ?? 'application/json'}});
 	}
 
 	#work(body: string, key: string | undefined): StoredAnswer {

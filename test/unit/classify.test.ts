@@ -13,7 +13,7 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
-const answer = (code: number, headers: Record<string, string> = {}, data?: unknown): Answer => ({response: {status: code, headers}, data, text: ''});
+const answer = (code: number, headers: Record<string, string> = {}, data?: unknown): Answer => ({response: {status: code, headers}, data, body: ''});
 
 async function sendOnce(options: ClientOptions = {}, json: unknown = {order: 'a-1'}) {
 	const store = testStore();
@@ -76,13 +76,13 @@ describe('classify(), the pure chain', () => {
 	});
 
 	test('a redirected answer, or a 3xx, is never a success by itself', () => {
-		expect(classify({response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/login'}, data: '', text: ''})).toEqual({type: 'redirected'});
+		expect(classify({response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/login'}, data: '', body: ''})).toEqual({type: 'redirected'});
 		expect(classify(answer(302, {location: '/login'}))).toEqual({type: 'redirected'});
 		expect(classify(answer(303))).toEqual({type: 'redirected'});
 	});
 
 	test('the hook may decide a redirected answer', () => {
-		const redirected = {response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/orders/7'}, data: {id: 7}, text: '{"id":7}'};
+		const redirected = {response: {status: 200, headers: {}, redirected: true, url: 'https://api.test/orders/7'}, data: {id: 7}, body: '{"id":7}'};
 		expect(classify(redirected, response => (response.url?.startsWith('https://api.test/orders/') ? 'success' : undefined))).toEqual({type: 'succeeded', replayed: false});
 	});
 
@@ -136,6 +136,48 @@ describe('the chain, as the server sees it', () => {
 		const {result} = await sendOnce();
 		expect(result.status).toBe('succeeded');
 		expect(result.status === 'succeeded' && result.data).toBeUndefined();
+	});
+
+	test.each<[string, string | undefined, 'text' | 'bytes']>([
+		['JSON', 'application/json; charset=utf-8', 'text'],
+		['problem+json', 'application/problem+json', 'text'],
+		['NDJSON', 'application/x-ndjson', 'text'],
+		['plain text', 'text/plain', 'text'],
+		['HTML', 'text/html; charset=utf-8', 'text'],
+		['SVG', 'image/svg+xml', 'text'],
+		['a form', 'application/x-www-form-urlencoded', 'text'],
+		['no content type', undefined, 'text'],
+		['a PNG', 'image/png', 'bytes'],
+		['octets', 'application/octet-stream', 'bytes'],
+		['a PDF named .json', 'application/pdf; name=invoice.json', 'bytes'],
+		['a spreadsheet (xml inside openxmlformats)', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'bytes'],
+		['PostScript', 'application/postscript', 'bytes'],
+	])('%s (%s) is `data` as %s (issue 20)', async (_case, type, as) => {
+		const bytes = new TextEncoder().encode('{"id":1}');
+		api(new HttpResponse(bytes, {status: 201, headers: type ? {'content-type': type} : {}}));
+		const {result} = await sendOnce();
+		const {data} = result as {data: unknown};
+		if (as === 'bytes') expect(new Uint8Array(data as ArrayBuffer)).toEqual(bytes);
+		else expect(data).toEqual(type?.includes('json') && !type.includes('ndjson') ? {id: 1} : '{"id":1}');
+	});
+
+	test('where the runtime has no TextDecoder (Hermes), a textual body is read as text, and bytes stay bytes', async () => {
+		vi.stubGlobal('TextDecoder', undefined);
+		try {
+			api(HttpResponse.json({id: 'ord_1'}, {status: 201}));
+			expect((await sendOnce()).result).toMatchObject({status: 'succeeded', data: {id: 'ord_1'}});
+			api(new HttpResponse(Uint8Array.of(0x89, 0x50), {status: 201, headers: {'content-type': 'image/png'}}));
+			const {data} = (await sendOnce()).result as {data: ArrayBuffer};
+			expect(new Uint8Array(data)).toEqual(Uint8Array.of(0x89, 0x50));
+		} finally {
+			vi.unstubAllGlobals();
+		}
+	});
+
+	test('a polyfilled Response with no body stream (React Native\'s fetch) is read as text where the answer is textual', async () => {
+		const polyfilled = {status: 201, type: 'default', headers: new Headers({'content-type': 'application/json'}), text: async () => '{"id":"ord_1"}'};
+		const {result} = await sendOnce({fetch: async () => polyfilled as unknown as Response});
+		expect(result).toMatchObject({status: 'succeeded', data: {id: 'ord_1'}});
 	});
 
 	test('waits on a 409 and asks again with the same key', async () => {

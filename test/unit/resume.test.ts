@@ -73,6 +73,25 @@ describe('resume()', () => {
 		expect(seen).toHaveLength(2);
 	});
 
+	test('a resume() that joined another\'s intents hears that one\'s store error, never an empty success', async () => {
+		const seen = api(HttpResponse.json({ok: true}));
+		const store = testStore();
+		await leftBehind(store, 'a');
+		await leftBehind(store, 'b');
+		const client = reload(store);
+		const set = store.set.bind(store);
+		store.set = async () => {
+			throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+		};
+
+		const outcomes = await drive(Promise.allSettled([client.resume(), client.resume()]));
+
+		expect(outcomes.map(outcome => outcome.status)).toEqual(['rejected', 'rejected']);
+		expect(seen).toEqual([]);
+		store.set = set;
+		expect(store.records().map(record => record.state)).toEqual(['pending', 'pending']);
+	});
+
 	test('a resumed intent that keeps failing ends unresolved and stays stored', async () => {
 		api(status(503));
 		const store = testStore();

@@ -141,3 +141,100 @@ describe('installSendOnce', () => {
 		}
 	});
 });
+
+describe('every trigger covers every intent stored when it fires', () => {
+	/** A stored intent never attempted, as a page leaves it when its tab crashes after `intent()`. */
+	const stored = (scope: string, key: string): IntentRecord => {
+		const {lease: _, ...rest} = record(scope, key);
+		return {...rest, state: 'pending', attempts: 0};
+	};
+
+	/** Each stored record's state and attempts. */
+	const notes = async (store: ReturnType<typeof indexedDbStore>) => Object.fromEntries((await store.list()).map(([id, value]) => [id, [(value as IntentRecord).state, (value as IntentRecord).attempts]]));
+
+	/** A worker scope whose listeners are called by hand, and an API whose answers to some keys wait on a gate. */
+	function setUp() {
+		const listeners = new Map<string, (event: Event) => void>();
+		const scope = {
+			addEventListener(type: string, listener: (event: Event) => void) {
+				listeners.set(type, listener);
+			},
+			clients: {matchAll: async () => []},
+		};
+		const seen: string[] = [];
+		const gates = new Map<string, {open: () => void; shut: Promise<void>}>();
+		const gate = (key: string) => {
+			let open!: () => void;
+			const shut = new Promise<void>(resolve => {
+				open = resolve;
+			});
+			gates.set(key, {open, shut});
+			return open;
+		};
+
+		const fetch = async (_input: RequestInfo | URL, init?: RequestInit) => {
+			const key = new Headers(init?.headers).get('idempotency-key')!;
+			seen.push(key);
+			await gates.get(key)?.shut;
+			return new Response('{"ok":true}', {status: 201, headers: {'content-type': 'application/json'}});
+		};
+
+		/** Fires `type` and resolves to what its `waitUntil` was given. */
+		const fire = (type: string, extra: object = {}): Promise<unknown> => {
+			let kept: Promise<unknown> | undefined;
+			listeners.get(type)!(Object.assign(new Event(type), extra, {waitUntil: (promise: Promise<unknown>) => {
+				kept = promise;
+			}}));
+			return kept!;
+		};
+
+		return {scope, seen, gate, fetch, fire};
+	}
+
+	test.each([
+		['a sync', true, 'sync', {tag: 'sendonce'}],
+		['a sendonce:send message, without Background Sync', false, 'message', {data: {type: 'sendonce:send'}}],
+	] as const)('%s that fires while the worker sends an older intent sends the new one before its event ends', async (_name, sync, type, extra) => {
+		if (sync) vi.stubGlobal('SyncManager', class {});
+		const raw = indexedDbStore();
+		await raw.set('intent:old', stored('old', 'k-old'));
+		const {scope, seen, gate, fetch, fire} = setUp();
+		const openOld = gate('k-old');
+		installSendOnce(scope, {fetch});
+
+		const activated = fire('activate');
+		await vi.waitFor(() => {
+			expect(seen).toEqual(['k-old']);
+		});
+		// The tab stores a new intent and crashes before sending it; the page had asked for a sync.
+		await raw.set('intent:new', stored('new', 'k-new'));
+		const triggered = fire(type, extra);
+		openOld();
+		await triggered;
+
+		expect(seen).toEqual(['k-old', 'k-new']);
+		await activated;
+		// Each sent once, and left as a note for the pages.
+		expect(await notes(raw)).toEqual({'intent:old': ['succeeded', 1], 'intent:new': ['succeeded', 1]});
+	});
+
+	test('an intent stored while the event\'s sends run is sent before the event ends', async () => {
+		vi.stubGlobal('SyncManager', class {});
+		const raw = indexedDbStore();
+		await raw.set('intent:first', stored('first', 'k-1'));
+		const {scope, seen, gate, fetch, fire} = setUp();
+		const openFirst = gate('k-1');
+		installSendOnce(scope, {fetch});
+
+		const synced = fire('sync', {tag: 'sendonce'});
+		await vi.waitFor(() => {
+			expect(seen).toEqual(['k-1']);
+		});
+		await raw.set('intent:second', stored('second', 'k-2'));
+		openFirst();
+		await synced;
+
+		expect(seen).toEqual(['k-1', 'k-2']);
+		expect(await notes(raw)).toEqual({'intent:first': ['succeeded', 1], 'intent:second': ['succeeded', 1]});
+	});
+});

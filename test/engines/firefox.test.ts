@@ -1,0 +1,4 @@
+import {firefox} from './firefox.js';
+import {engineSuite} from './scenarios.js';
+
+await engineSuite(firefox);

@@ -1,0 +1,30 @@
+import {fileURLToPath} from 'node:url';
+import {build} from 'esbuild';
+import type {TestProject} from 'vitest/node';
+import {bundleForBrowser} from '../browser/global-setup.js';
+
+declare module 'vitest' {
+	export interface ProvidedContext {
+		/** What the engines' site serves, built once per run. */
+		engineScripts: {
+			/** `sendonce` as one ES module. */
+			sendonce: string;
+			/** `sendonce/sw` as one ES module, for the page that opts in to the worker. */
+			sw: string;
+			/** The service worker of the browser tests (test/browser/service-worker.ts), as a classic script. */
+			worker: string;
+		};
+	}
+}
+
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+export default async function setup(project: TestProject): Promise<void> {
+	const [sendonce, sw, worker] = await Promise.all([
+		bundleForBrowser(source('../../src/index.ts')),
+		bundleForBrowser(source('../../src/sw.ts')),
+		build({entryPoints: [source('../browser/service-worker.ts')], bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false, logLevel: 'silent'})
+			.then(result => result.outputFiles[0]!.text),
+	]);
+	project.provide('engineScripts', {sendonce, sw, worker});
+}
