@@ -5,10 +5,24 @@ import {send, sendAndDrop, type Outgoing} from './http.js';
 import type {Probe, ProbeContext, ProbeRequest, ProbeResult} from './probe.js';
 import {probes as allProbes} from './probes/index.js';
 
+/** The most requests a run sends, every probe included: what the go-ahead prompt says. */
+export const requestLimit = (concurrency: number): number => 20 + concurrency;
+
+/** A probe reached the run's request limit: it stops there, and says so. */
+export class RequestLimitError extends Error {
+	override name = 'RequestLimitError';
+}
+
 /** The context probes share: the request the options describe, and the slowest answer so far. */
 export function probeContext(options: CheckOptions): ProbeContext {
 	const [firstUser = {}] = options.users;
 	let slowest = 0;
+	let sent = 0;
+	const limit = requestLimit(options.concurrency);
+	const count = () => {
+		if (sent >= limit) throw new RequestLimitError(`the run reached its limit of ${limit} requests (the go-ahead's count)`);
+		sent++;
+	};
 	const outgoing = (init: ProbeRequest = {}): Outgoing => {
 		const method = init.method ?? options.method;
 		const preflight = method === 'OPTIONS';
@@ -27,11 +41,15 @@ export function probeContext(options: CheckOptions): ProbeContext {
 		concurrency: options.concurrency,
 		newKey: () => `sendonce-check-${randomUUID()}`,
 		async send(init) {
+			count();
 			const answer = await send(outgoing(init), options.timeout);
 			slowest = Math.max(slowest, answer.ms);
 			return answer;
 		},
-		sendAndDrop: async init => sendAndDrop(outgoing(init)),
+		async sendAndDrop(init) {
+			count();
+			await sendAndDrop(outgoing(init));
+		},
 		slowest: () => slowest,
 		wait: async ms => delay(ms),
 	};
@@ -46,7 +64,15 @@ export async function check(options: CheckOptions, {probes = allProbes, onResult
 		try {
 			result = {id: probe.id, title: probe.title, rule: probe.rule, ...await probe.run(context)};
 		} catch (error) {
-			result = {
+			result = error instanceof RequestLimitError ? {
+				id: probe.id,
+				title: probe.title,
+				rule: probe.rule,
+				verdict: 'warn',
+				sent: `${options.method} ${options.url}, until the limit`,
+				got: `stopped: ${error.message}, before this probe could decide`,
+				fix: 'a server that keeps answering 409 holds its keys too long: see probe 3',
+			} : {
 				id: probe.id,
 				title: probe.title,
 				rule: probe.rule,

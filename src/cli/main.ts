@@ -1,7 +1,7 @@
 import {writeFile} from 'node:fs/promises';
 import {createInterface} from 'node:readline/promises';
 import {HELP, parseCommandLine, type CheckOptions} from './args.js';
-import {check} from './check.js';
+import {check, requestLimit} from './check.js';
 import {exitCode, formatLine, formatSummary, jsonReport} from './report.js';
 
 /** Where the command reads and writes: the process's streams, or a test's. */
@@ -36,7 +36,7 @@ async function confirmed(options: CheckOptions, io: Io): Promise<boolean> {
 		return false;
 	}
 
-	const answer = await io.ask(`This sends up to ${14 + options.concurrency} real ${options.method} requests to ${options.url}, each of which may take effect (a test endpoint or account?). Go ahead? [y/N] `);
+	const answer = await io.ask(`This sends at most ${requestLimit(options.concurrency)} real ${options.method} requests to ${options.url}, each of which may take effect (a test endpoint or account?). Go ahead? [y/N] `);
 	return /^y(?:es)?$/i.test(answer.trim());
 }
 

@@ -1,4 +1,4 @@
-import {bodyShape, isMarked, isSuccess} from '../answers.js';
+import {bodyShape, describeAnswer, isMarked, isSuccess, sameAnswer, untilSettled} from '../answers.js';
 import type {Answer} from '../http.js';
 import type {Probe} from '../probe.js';
 
@@ -30,6 +30,22 @@ export const concurrency: Probe = {
 
 		if (successes.some(answer => isMarked(answer)) && firsts > 1) {
 			return {verdict: 'fail', sent, got: `${got}, ${firsts} unmarked: it ran ${firsts} times`, fix: 'claim the key atomically before the work, so that only one request runs it'};
+		}
+
+		if (firsts > 1) {
+			// Several unmarked 2xx with one body: replays the server does not mark, or executions whose
+			// answers look alike. The same key once more, after the burst, says which.
+			const after = await untilSettled(context, async () => context.send({key}));
+			const evidence = `${got}, ${firsts} unmarked; the key once more after: ${describeAnswer(after)}`;
+			if (isMarked(after)) {
+				return {verdict: 'fail', sent, got: `${evidence}: it marks its replays, so the ${firsts} unmarked 2xx were ${firsts} runs`, fix: 'claim the key atomically before the work (INSERT ... ON CONFLICT DO NOTHING, SET NX): a look-up then a store lets every duplicate run'};
+			}
+
+			// A fresh key: where each run answers another body (an id), one body means one run.
+			const fresh = await context.send({key: context.newKey()});
+			const runs = `${evidence}; a fresh key: ${describeAnswer(fresh)}`;
+			if (isSuccess(fresh) && !sameAnswer(fresh, successes[0]!)) return {verdict: 'pass', sent, got: `${runs}: each run answers another body, so the one body was one run, replayed unmarked (see probe 2)`};
+			return {verdict: 'warn', sent, got: `${runs}: every 2xx has one body, none is marked and a fresh key's is alike, so this cannot tell replays from runs`, fix: 'mark replays with Idempotent-Replayed: true (or answer with an id per run), so that duplicates can be told from runs'};
 		}
 
 		const others = answers.filter(answer => !isSuccess(answer) && answer.status !== 409);

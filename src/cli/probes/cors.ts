@@ -1,6 +1,9 @@
 import {describeAnswer} from '../answers.js';
 import type {Probe} from '../probe.js';
 
+/** Methods a page may send without the preflight naming them. */
+const SAFELISTED_METHODS = new Set(['GET', 'HEAD', 'POST']);
+
 /** A comma-separated header list, in lower case. */
 const list = (value: string | undefined): string[] => (value ?? '').split(',').map(item => item.trim().toLowerCase()).filter(Boolean);
 
@@ -17,17 +20,32 @@ export const cors: Probe = {
 			method: 'OPTIONS',
 			headers: {origin, 'access-control-request-method': context.method, 'access-control-request-headers': requested.join(', ')},
 		});
-		const sent = `OPTIONS from ${origin} asking for ${requested.join(', ')}, then ${context.method} with a key`;
+		const sent = `OPTIONS from ${origin} asking for ${context.method} with ${requested.join(', ')}, then ${context.method} with a key`;
 		const allowOrigin = preflight.headers['access-control-allow-origin'];
+		const allowCredentials = preflight.headers['access-control-allow-credentials']?.trim() === 'true';
 		const allowed = list(preflight.headers['access-control-allow-headers']);
-		const refused = requested.filter(name => !allowed.includes(name) && !allowed.includes('*'));
-		const preflightGot = `preflight ${preflight.status}, Allow-Origin ${allowOrigin ?? 'absent'}, Allow-Headers ${allowed.join(', ') || 'absent'}`;
-		if (preflight.status < 200 || preflight.status >= 300 || (allowOrigin !== origin && allowOrigin !== '*') || refused.length > 0) {
+		const methods = (preflight.headers['access-control-allow-methods'] ?? '').split(',').map(item => item.trim()).filter(Boolean);
+		// As a browser judges it (Fetch standard, CORS-preflight fetch): a page that sends cookies (a
+		// Cookie header here) or a server that allows credentials means a credentialed request, for
+		// which `*` is no wildcard; and `*` never covers Authorization.
+		const credentialed = Object.keys(context.headers).some(name => name.toLowerCase() === 'cookie') || allowCredentials;
+		const wildcard = (values: string[]) => !credentialed && values.includes('*');
+		const methodAllowed = SAFELISTED_METHODS.has(context.method) || methods.includes(context.method) || wildcard(methods);
+		const refused = requested.filter(name => !allowed.includes(name) && !(wildcard(allowed) && name !== 'authorization'));
+		const originAllowed = credentialed ? allowOrigin === origin && allowCredentials : allowOrigin === origin || allowOrigin === '*';
+		const preflightGot = `preflight ${preflight.status}, Allow-Origin ${allowOrigin ?? 'absent'}, Allow-Methods ${methods.join(', ') || 'absent'}, Allow-Headers ${allowed.join(', ') || 'absent'}${allowCredentials ? ', Allow-Credentials true' : ''}`;
+		const reasons = [
+			...(preflight.status < 200 || preflight.status >= 300 ? [`the preflight answered ${preflight.status}`] : []),
+			...(originAllowed ? [] : [credentialed ? `a credentialed request needs Allow-Origin ${origin} (not *) and Allow-Credentials true` : `Allow-Origin is not ${origin} or *`]),
+			...(methodAllowed ? [] : [`${context.method} is not in Allow-Methods${methods.includes('*') ? ' (* is no wildcard with credentials)' : ''}`]),
+			...(refused.length > 0 ? [`${refused.join(', ')} not allowed${refused.includes('authorization') && allowed.includes('*') ? ' (* never covers Authorization)' : ''}`] : []),
+		];
+		if (reasons.length > 0) {
 			return {
 				verdict: 'fail',
 				sent,
-				got: `${preflightGot}: a browser sends no request`,
-				fix: `answer the preflight with 204, Access-Control-Allow-Origin: ${origin} and Access-Control-Allow-Headers: ${requested.join(', ')}`,
+				got: `${preflightGot}: ${reasons.join('; ')}: a browser sends no request`,
+				fix: `answer the preflight with 204, Access-Control-Allow-Origin: ${origin}, Access-Control-Allow-Methods: ${context.method}, Access-Control-Allow-Headers: ${requested.join(', ')}${credentialed ? ' and Access-Control-Allow-Credentials: true' : ''}`,
 			};
 		}
 
@@ -36,8 +54,9 @@ export const cors: Probe = {
 		const hidden = ['idempotent-replayed', 'retry-after'].filter(name => !exposed.includes(name) && !exposed.includes('*'));
 		const got = `${preflightGot}; ${describeAnswer(answer)}, Expose-Headers ${exposed.join(', ') || 'absent'}`;
 		const answerOrigin = answer.headers['access-control-allow-origin'];
-		if (answerOrigin !== origin && answerOrigin !== '*') {
-			return {verdict: 'fail', sent, got: `${got}: the page cannot read the answer`, fix: `send Access-Control-Allow-Origin: ${origin} on every answer, not only the preflight`};
+		const answerCredentials = answer.headers['access-control-allow-credentials']?.trim() === 'true';
+		if (credentialed ? answerOrigin !== origin || !answerCredentials : answerOrigin !== origin && answerOrigin !== '*') {
+			return {verdict: 'fail', sent, got: `${got}: the page cannot read the answer`, fix: `send Access-Control-Allow-Origin: ${origin}${credentialed ? ' and Access-Control-Allow-Credentials: true' : ''} on every answer, not only the preflight`};
 		}
 
 		if (hidden.length > 0) {

@@ -27,10 +27,17 @@ export const keyFormat: Probe = {
 			return {verdict: 'warn', sent, got: `${got}: it understands raw keys only`, fix: 'accept the draft\'s sf-string form too, or keep clients on raw keys (sendonce\'s default, keyFormat: \'raw\')'};
 		}
 
+		// Ran again: the quotes made another key, or the server replays no key at all. The raw key once
+		// more says which.
+		const again = await untilSettled(context, async () => context.send({key}));
+		if (!isMarked(again) && !sameAnswer(raw, again)) {
+			return {verdict: 'warn', sent, got: `${got}; the raw key once more: ${describeAnswer(again)}: it replays neither form, so this cannot tell how it reads keys (see probe 2)`, fix: 'replay a repeated key first (probe 2); then unquote an sf-string key before looking it up'};
+		}
+
 		return {
 			verdict: 'warn',
 			sent,
-			got: `${got}: raw and quoted are two keys to it (it reads the quotes as part of the key)`,
+			got: `${got}; the raw key once more: ${describeAnswer(again)}: raw and quoted are two keys to it (it reads the quotes as part of the key)`,
 			fix: 'unquote an sf-string key before looking it up, or make sure every client sends keys raw (sendonce\'s default)',
 		};
 	},

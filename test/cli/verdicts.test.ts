@@ -1,0 +1,117 @@
+/*
+ * Verdicts `sendonce check` once got wrong (issue 21), each against a small server that shows it.
+ */
+import {describe, expect, test} from 'vitest';
+import {parseKeyHeader} from '../../src/server.js';
+import {honestServer, PAGE_ORIGIN, type TestServer} from '../server/honest.js';
+import {serve} from '../server/orders.js';
+import {ALL_PROBES, runCheck, TWO_USERS} from './run.js';
+
+/** Serves `handle`, runs the check against it with `args`, closes it; and counts the requests. */
+async function check(handle: (request: Request) => Promise<Response>, args: string[]) {
+	let requests = 0;
+	const served = await serve(async request => {
+		requests++;
+		return handle(request);
+	});
+	try {
+		return {...await runCheck(served.url, args), requests};
+	} finally {
+		await served.close();
+	}
+}
+
+/** The honest server, whose preflight answers `preflight` instead. */
+function withPreflight(preflight: Record<string, string>, server: TestServer = honestServer()) {
+	return async (request: Request) => (request.method === 'OPTIONS'
+		? new Response(null, {status: 204, headers: {'access-control-allow-origin': PAGE_ORIGIN, ...preflight}})
+		: server.handle(request));
+}
+
+describe('probe 7, CORS, as a browser judges it', () => {
+	test('PUT with a preflight that allows only POST fails: a browser sends no PUT', async () => {
+		const run = await check(withPreflight({'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'authorization, content-type, idempotency-key'}), ['-X', 'PUT', ...ALL_PROBES]);
+
+		expect(run.verdicts.cors, run.stdout).toBe('fail');
+		expect(run.stdout).toMatch(/^FAIL {2}7 CORS: .*PUT is not in Allow-Methods/m);
+	});
+
+	test('PUT named in Allow-Methods passes', async () => {
+		const run = await check(withPreflight({'access-control-allow-methods': 'POST, PUT', 'access-control-allow-headers': 'authorization, content-type, idempotency-key', 'access-control-expose-headers': 'idempotent-replayed, retry-after'}), ['-X', 'PUT', ...ALL_PROBES]);
+
+		expect(run.verdicts.cors, run.stdout).toBe('pass');
+	});
+
+	test('Allow-Headers * does not cover Authorization', async () => {
+		const run = await check(withPreflight({'access-control-allow-headers': '*'}), ALL_PROBES);
+
+		expect(run.verdicts.cors, run.stdout).toBe('fail');
+		expect(run.stdout).toMatch(/^FAIL {2}7 CORS: .*authorization not allowed \(\* never covers Authorization\)/m);
+	});
+
+	test('credentials with Allow-Origin *: fails', async () => {
+		const run = await check(async request => (request.method === 'OPTIONS'
+			? new Response(null, {status: 204, headers: {'access-control-allow-origin': '*', 'access-control-allow-credentials': 'true', 'access-control-allow-headers': 'authorization, content-type, idempotency-key'}})
+			: honestServer().handle(request)), ALL_PROBES);
+
+		expect(run.verdicts.cors, run.stdout).toBe('fail');
+		expect(run.stdout).toMatch(/^FAIL {2}7 CORS: .*a credentialed request needs Allow-Origin https:\/\/app\.test \(not \*\)/m);
+	});
+});
+
+describe('probes that cannot tell replays from runs say so, and use what the server marks', () => {
+	test('marks its replays, but looks the key up, works, then stores, with one body for all: concurrent duplicates fail', async () => {
+		const answers = new Map<string, string>();
+		let runs = 0;
+		const run = await check(async request => {
+			const parsed = parseKeyHeader(request.headers.get('idempotency-key'));
+			if (parsed.type !== 'key') return Response.json({title: 'Idempotency key missing'}, {status: 400});
+			const key = `${request.headers.get('authorization') ?? ''} ${parsed.key}`;
+			const body = await request.text();
+			const stored = answers.get(key);
+			if (stored !== undefined) {
+				if (stored !== body) return Response.json({title: 'Key reused with another body'}, {status: 422});
+				return Response.json({status: 'queued'}, {status: 201, headers: {'idempotent-replayed': 'true'}});
+			}
+
+			runs++;
+			await new Promise(resolve => setTimeout(resolve, 300));
+			answers.set(key, body);
+			return Response.json({status: 'queued'}, {status: 201});
+		}, TWO_USERS);
+
+		expect(run.verdicts.concurrency, run.stdout).toBe('fail');
+		expect(run.stdout).toMatch(/^FAIL {2}5 Concurrent duplicates: .*it marks its replays, so the \d+ unmarked 2xx were \d+ runs/m);
+		expect(runs).toBeGreaterThan(10);
+	});
+
+	test('sendonce/server scoped per user, with one answer for everyone: keys per user pass', async () => {
+		const server = honestServer();
+		const run = await check(async request => {
+			const answer = await server.handle(request);
+			// The same body for every run: only Idempotent-Replayed tells a replay.
+			return answer.status === 201 ? new Response('{"ok":true}', {status: 201, headers: answer.headers}) : answer;
+		}, TWO_USERS);
+
+		expect(run.verdicts['per-user'], run.stdout).toBe('pass');
+		expect(run.code, run.stdout).toBe(0);
+	});
+
+	test('a server that ignores keys: probe 6 says it replays neither form, not that the quotes are part of the key', async () => {
+		let next = 0;
+		const run = await check(async () => Response.json({id: `ord_${++next}`}, {status: 201}), TWO_USERS);
+
+		expect(run.verdicts['key-format'], run.stdout).toBe('warn');
+		expect(run.stdout).toMatch(/^WARN {2}6 Key raw and quoted: .*it replays neither form/m);
+		expect(run.stdout).not.toMatch(/reads the quotes as part of the key/);
+	});
+});
+
+test('a server that answers 409 to everything: the run never sends more than the go-ahead said, and says where it stopped', async () => {
+	const run = await check(async request => (request.method === 'OPTIONS'
+		? new Response(null, {status: 204})
+		: Response.json({title: 'In progress'}, {status: 409, headers: {'retry-after': '0'}})), ['--concurrency', '2', ...TWO_USERS]);
+
+	expect(run.requests).toBeLessThanOrEqual(22);
+	expect(run.stdout).toMatch(/stopped: the run reached its limit of 22 requests/);
+});
