@@ -38,8 +38,11 @@ export function describeAnswer(answer: Answer): string {
 export async function untilSettled(context: ProbeContext, send: () => Promise<Answer>, deadline = 10_000): Promise<Answer> {
 	const started = performance.now();
 	let answer = await send();
-	for (let pause = 25; answer.status === 409 && performance.now() - started < deadline; pause = Math.min(pause * 2, 500)) {
-		await context.wait(pause);
+	// At most six more tries, each after the 409's Retry-After where it gives one: the run has a
+	// request limit, and a server that asks for a second gets it.
+	for (let pause = 25, tries = 0; answer.status === 409 && tries < 6 && performance.now() - started < deadline; pause = Math.min(pause * 2, 2000), tries++) {
+		const asked = Number(answer.headers['retry-after']);
+		await context.wait(Number.isFinite(asked) && asked > 0 ? Math.max(pause, Math.min(asked * 1000, deadline)) : pause);
 		answer = await send();
 	}
 

@@ -62,4 +62,6 @@ export interface ProbeResult extends Finding {
 	id: string;
 	title: string;
 	rule: string;
+	/** Stopped by the run's request limit before it could decide. */
+	stopped?: boolean;
 }

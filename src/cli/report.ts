@@ -15,13 +15,16 @@ export function countVerdicts(results: readonly ProbeResult[]): Record<Verdict, 
 	return counts;
 }
 
-/** 1 when a probe failed, else 0. */
-export const exitCode = (results: readonly ProbeResult[]): 0 | 1 => (results.some(result => result.verdict === 'fail') ? 1 : 0);
+/** 1 when a probe failed, else 3 when one was stopped by the request limit, else 0. */
+export const exitCode = (results: readonly ProbeResult[]): 0 | 1 | 3 => (results.some(result => result.verdict === 'fail') ? 1 : results.some(result => result.stopped) ? 3 : 0);
 
 /** The closing line: `6 passed, 1 warned, 1 failed, 0 skipped`. */
 export function formatSummary(results: readonly ProbeResult[]): string {
 	const {pass, warn, fail, skip} = countVerdicts(results);
-	const verdict = fail > 0 ? 'the server breaks a rule a client relies on' : warn > 0 ? 'safe with sendonce, with the warnings above' : 'the server honours idempotency keys';
+	const stopped = results.filter(result => result.stopped).length;
+	const verdict = fail > 0 ? 'the server breaks a rule a client relies on'
+		: stopped > 0 ? `incomplete: ${stopped} ${stopped === 1 ? 'probe' : 'probes'} stopped at the request limit, with no verdict`
+			: warn > 0 ? 'safe with sendonce, with the warnings above' : 'the server honours idempotency keys';
 	return `${pass} passed, ${warn} warned, ${fail} failed, ${skip} skipped: ${verdict}`;
 }
 

@@ -68,7 +68,7 @@ describe('confirmation', () => {
 		try {
 			const io = recordingIo({interactive: true, answer});
 			expect(await main(['check', served.url, '--concurrency', '3'], io)).toBe(code);
-			expect(io.asked).toEqual([`This sends at most 23 real POST requests to ${served.url}, each of which may take effect (a test endpoint or account?). Go ahead? [y/N] `]);
+			expect(io.asked).toEqual([`This sends at most 33 real POST requests to ${served.url}, each of which may take effect (a test endpoint or account?). Go ahead? [y/N] `]);
 			expect(server.executions.size).toBe(created);
 		} finally {
 			await served.close();

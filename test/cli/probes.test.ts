@@ -69,9 +69,9 @@ describe('the probes\' verdicts on answers the test servers never give', () => {
 		expect(await concurrency.run(scripted(() => answer(409, '', {'retry-after': '1'})))).toMatchObject({verdict: 'fail'});
 	});
 
-	test('concurrency: two unmarked 2xx alike on a server that marks replays ran twice', async () => {
+	test('concurrency: two unmarked 2xx alike, the rest marked, one body everywhere: it cannot tell a join from a second run, and warns (issue 21)', async () => {
 		const context = scripted((_, index) => answer(201, '{"ok":true}', index < 2 ? {} : {'idempotent-replayed': 'true'}));
-		expect(await concurrency.run(context)).toMatchObject({verdict: 'fail', got: expect.stringContaining('2 unmarked: it ran 2 times') as string});
+		expect(await concurrency.run(context)).toMatchObject({verdict: 'warn', got: expect.stringContaining('cannot tell duplicates joined to one run from several runs') as string});
 	});
 
 	test('key format: says which form the server understands', async () => {

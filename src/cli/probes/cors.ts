@@ -1,6 +1,15 @@
 import {describeAnswer} from '../answers.js';
 import type {Probe} from '../probe.js';
 
+/** Headers a page cannot set (the browser does), so never asks the preflight for (Fetch standard). */
+const FORBIDDEN = new Set(['accept-charset', 'accept-encoding', 'access-control-request-headers', 'access-control-request-method', 'connection', 'content-length', 'cookie', 'cookie2', 'date', 'dnt', 'expect', 'host', 'keep-alive', 'origin', 'referer', 'set-cookie', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'via']);
+const SAFELISTED_HEADERS = new Set(['accept', 'accept-language', 'content-language']);
+
+/** Whether a page's request header needs the preflight's leave (simplified: the byte rules on values are left out). */
+const needsPreflight = (name: string, value: string): boolean => !FORBIDDEN.has(name) && !name.startsWith('proxy-') && !name.startsWith('sec-')
+	&& !(SAFELISTED_HEADERS.has(name) && value.length <= 128)
+	&& !(name === 'content-type' && /^\s*(?:application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(?:;|$)/i.test(value));
+
 /** Methods a page may send without the preflight naming them. */
 const SAFELISTED_METHODS = new Set(['GET', 'HEAD', 'POST']);
 
@@ -15,7 +24,7 @@ export const cors: Probe = {
 	async run(context) {
 		const {origin} = context;
 		if (origin === undefined) return {verdict: 'skip', sent: 'nothing', got: 'no --origin given'};
-		const requested = [...new Set([...Object.keys(context.headers), 'idempotency-key'].map(name => name.toLowerCase()))].sort();
+		const requested = [...new Set([...Object.entries(context.headers).filter(([name, value]) => needsPreflight(name.toLowerCase(), value)).map(([name]) => name.toLowerCase()), 'idempotency-key'])].sort();
 		const preflight = await context.send({
 			method: 'OPTIONS',
 			headers: {origin, 'access-control-request-method': context.method, 'access-control-request-headers': requested.join(', ')},
@@ -26,9 +35,9 @@ export const cors: Probe = {
 		const allowed = list(preflight.headers['access-control-allow-headers']);
 		const methods = (preflight.headers['access-control-allow-methods'] ?? '').split(',').map(item => item.trim()).filter(Boolean);
 		// As a browser judges it (Fetch standard, CORS-preflight fetch): a page that sends cookies (a
-		// Cookie header here) or a server that allows credentials means a credentialed request, for
-		// which `*` is no wildcard; and `*` never covers Authorization.
-		const credentialed = Object.keys(context.headers).some(name => name.toLowerCase() === 'cookie') || allowCredentials;
+		// Cookie header here: `credentials: 'include'`) makes a credentialed request, for which `*` is
+		// no wildcard; and `*` never covers Authorization.
+		const credentialed = Object.keys(context.headers).some(name => name.toLowerCase() === 'cookie');
 		const wildcard = (values: string[]) => !credentialed && values.includes('*');
 		const methodAllowed = SAFELISTED_METHODS.has(context.method) || methods.includes(context.method) || wildcard(methods);
 		const refused = requested.filter(name => !allowed.includes(name) && !(wildcard(allowed) && name !== 'authorization'));
@@ -51,7 +60,7 @@ export const cors: Probe = {
 
 		const answer = await context.send({key: context.newKey(), headers: {origin}});
 		const exposed = list(answer.headers['access-control-expose-headers']);
-		const hidden = ['idempotent-replayed', 'retry-after'].filter(name => !exposed.includes(name) && !exposed.includes('*'));
+		const hidden = ['idempotent-replayed', 'retry-after'].filter(name => !exposed.includes(name) && !(exposed.includes('*') && !credentialed));
 		const got = `${preflightGot}; ${describeAnswer(answer)}, Expose-Headers ${exposed.join(', ') || 'absent'}`;
 		const answerOrigin = answer.headers['access-control-allow-origin'];
 		const answerCredentials = answer.headers['access-control-allow-credentials']?.trim() === 'true';

@@ -22,8 +22,17 @@ export const keyFormat: Probe = {
 
 		const both = await untilSettled(context, async () => context.send({key: quoted(key)}));
 		const got = `${describeAnswer(raw)}, then ${describeAnswer(both)}`;
-		if (isMarked(both) || sameAnswer(raw, both)) return {verdict: 'pass', sent, got: `${got}: one key`};
-		if (both.status === 400) {
+		if (isMarked(both)) return {verdict: 'pass', sent, got: `${got}: one key`};
+		if (sameAnswer(raw, both)) {
+			// Alike and unmarked: a replay, or a server whose every answer looks the same. A fresh key's
+			// answer says which.
+			const fresh = await context.send({key: context.newKey()});
+			const evidence = `${got}; a fresh key: ${describeAnswer(fresh)}`;
+			if (isSuccess(fresh) && !sameAnswer(fresh, raw)) return {verdict: 'pass', sent, got: `${evidence}: one key`};
+			return {verdict: 'warn', sent, got: `${evidence}: every answer is alike and none is marked, so this cannot tell whether the quoted key was the same key`, fix: 'mark replays with Idempotent-Replayed: true (or answer with an id per run)'};
+		}
+
+		if (both.status >= 400 && both.status < 500) {
 			return {verdict: 'warn', sent, got: `${got}: it understands raw keys only`, fix: 'accept the draft\'s sf-string form too, or keep clients on raw keys (sendonce\'s default, keyFormat: \'raw\')'};
 		}
 

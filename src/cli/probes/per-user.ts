@@ -1,5 +1,6 @@
 import {describeAnswer, isMarked, isSuccess, sameAnswer, untilSettled} from '../answers.js';
 import type {Probe} from '../probe.js';
+import {otherBody} from './mismatch.js';
 
 /** 8. With two `--as`: one key from two users never replays one user's answer to the other. */
 export const perUser: Probe = {
@@ -23,11 +24,15 @@ export const perUser: Probe = {
 			const again = await untilSettled(context, async () => context.send({key, as: first}));
 			const evidence = `${got}; the first user's key once more: ${describeAnswer(again)}`;
 			if (isMarked(again)) return {verdict: 'pass', sent, got: `${evidence}: it marks replays, and the second user's answer was not one`};
-			// A fresh key as the second user: where each run answers another body (an id), the same
-			// body under the shared key was the first user's answer.
-			const fresh = await context.send({key: context.newKey(), as: second});
-			const runs = `${evidence}; a fresh key as the second user: ${describeAnswer(fresh)}`;
-			if (isSuccess(fresh) && !sameAnswer(fresh, mine)) return {...leak, sent, got: `${runs}: each run answers another body, so the second user got the first user's answer`};
+			// The same key, another body: as the first user, then as the second. A second user whose
+			// request runs gets another answer for another body; one the first user's key binds is
+			// refused for the body (417, 422) or answered with the first user's answer.
+			const other = context.newKey();
+			const firstOther = await context.send({key: other, as: first});
+			const secondOther = await context.send({key: other, as: second, body: otherBody(context.body)});
+			const runs = `${evidence}; another key as the first user, then as the second with another body: ${describeAnswer(firstOther)}, then ${describeAnswer(secondOther)}`;
+			if (secondOther.status === 417 || secondOther.status === 422 || isMarked(secondOther)) return {...leak, sent, got: `${runs}: the second user's body was held to the first user's key`};
+			if (isSuccess(secondOther) && !sameAnswer(secondOther, firstOther)) return {verdict: 'pass', sent, got: `${runs}: the second user's request ran as their own`};
 			return {verdict: 'warn', sent, got: `${runs}: every answer is alike and no replay is marked, so this cannot tell whether the second user's request ran`, fix: 'mark replays with Idempotent-Replayed: true (or answer with an id per run), so that a replay can be told from a run'};
 		}
 
