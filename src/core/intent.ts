@@ -474,22 +474,17 @@ export class Intent<Data = unknown> {
 	async #lost(gone = false): Promise<IntentResult> {
 		const known = this.#ctx.coordinator.received(this.key);
 		if (known) return this.#adoptOutcome(known);
-		const error = new Error('Settled, replaced or cleared in another tab');
-		error.name = 'AbortError';
 		if (gone && this.#sentHere && this.#rewritable(Date.now())) {
-			const at = Date.now();
-			if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at});
-			this.#result = {
-				status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
-			};
-			UNHEARD.add(this.#result);
-			this.#publish();
-			return this.#result;
+			// Kept, and shown as may have been sent: its user's Retry writes it back.
+			if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
+		} else {
+			this.#vanished = !this.#sentHere;
+			this.#ctx.forget(this);
+			this.detach();
 		}
 
-		this.#vanished = !this.#sentHere;
-		this.#ctx.forget(this);
-		this.detach();
+		const error = new Error('Settled, replaced or cleared in another tab');
+		error.name = 'AbortError';
 		this.#result = {
 			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
 		};

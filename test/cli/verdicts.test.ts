@@ -32,17 +32,23 @@ function withPreflight(preflight: Record<string, string>, server: TestServer = h
 		: server.handle(request));
 }
 
+/** The honest server, allowing credentials on every answer, with `headers` set on them too. */
+function credentialedServer(headers: Record<string, string> = {}): TestServer {
+	const server = honestServer();
+	return {
+		executions: server.executions,
+		async handle(request) {
+			const answer = await server.handle(request);
+			const changed = new Headers(answer.headers);
+			for (const [name, value] of Object.entries({'access-control-allow-credentials': 'true', ...headers})) changed.set(name, value);
+			return new Response(answer.body, {status: answer.status, headers: changed});
+		},
+	};
+}
+
 describe('probe 7, CORS, as a browser judges it', () => {
 	test('a cookie-authenticated page: Cookie is never asked of the preflight, and a correct credentialed server passes', async () => {
-		const run = await check(withPreflight({'access-control-allow-credentials': 'true', 'access-control-allow-headers': 'authorization, content-type, idempotency-key', 'access-control-allow-methods': 'POST'}, {
-			executions: new Map(),
-			handle: async request => {
-				const answer = await honestServer().handle(request);
-				const headers = new Headers(answer.headers);
-				headers.set('access-control-allow-credentials', 'true');
-				return new Response(answer.body, {status: answer.status, headers});
-			},
-		}), ['-H', 'Cookie: session=s-1', ...ALL_PROBES]);
+		const run = await check(withPreflight({'access-control-allow-credentials': 'true', 'access-control-allow-headers': 'authorization, content-type, idempotency-key', 'access-control-allow-methods': 'POST'}, credentialedServer()), ['-H', 'Cookie: session=s-1', ...ALL_PROBES]);
 
 		expect(run.verdicts.cors, run.stdout).toBe('pass');
 		expect(run.stdout).not.toMatch(/asking for [^;]*cookie/);
@@ -79,16 +85,7 @@ describe('probe 7, CORS, as a browser judges it', () => {
 });
 
 test('a cookie-authenticated page and Expose-Headers *: the replay headers stay hidden from it, a warning', async () => {
-	const run = await check(withPreflight({'access-control-allow-credentials': 'true', 'access-control-allow-headers': 'authorization, content-type, idempotency-key'}, {
-		executions: new Map(),
-		handle: async request => {
-			const answer = await honestServer().handle(request);
-			const headers = new Headers(answer.headers);
-			headers.set('access-control-allow-credentials', 'true');
-			headers.set('access-control-expose-headers', '*');
-			return new Response(answer.body, {status: answer.status, headers});
-		},
-	}), ['-H', 'Cookie: session=s-1', ...ALL_PROBES]);
+	const run = await check(withPreflight({'access-control-allow-credentials': 'true', 'access-control-allow-headers': 'authorization, content-type, idempotency-key'}, credentialedServer({'access-control-expose-headers': '*'})), ['-H', 'Cookie: session=s-1', ...ALL_PROBES]);
 
 	expect(run.verdicts.cors, run.stdout).toBe('warn');
 	expect(run.stdout).toMatch(/^WARN {2}7 CORS: .*idempotent-replayed and retry-after hidden from the page/m);
