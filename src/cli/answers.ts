@@ -21,14 +21,56 @@ export function bodyShape(body: string): string {
 	}
 }
 
-/** Whether two answers have the same status and body (JSON compared by value). */
-export const sameAnswer = (a: Answer, b: Answer): boolean => a.status === b.status && bodyShape(a.body) === bodyShape(b.body);
+/** Headers that name what a run made (RFC 9110): two answers that differ in one came from two runs, however alike their bodies. */
+const IDENTITY = ['location', 'etag'] as const;
+
+/**
+ * Whether two answers have the same status and body (JSON compared by value), and name the same
+ * thing where both carry `Location` or `ETag` (a replay that drops one says nothing of runs).
+ */
+export const sameAnswer = (a: Answer, b: Answer): boolean => a.status === b.status && bodyShape(a.body) === bodyShape(b.body)
+	&& IDENTITY.every(name => a.headers[name] === undefined || b.headers[name] === undefined || a.headers[name] === b.headers[name]);
+
+/** Where two values first differ: `meta.timestamp` (`''` when they are equal). */
+function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
+	if (JSON.stringify(a) === JSON.stringify(b)) return undefined;
+	if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return path || '(the whole body)';
+	const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+	for (const key of keys) {
+		const found = firstDifference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+		if (found !== undefined) return found;
+	}
+
+	return path || '(the whole body)';
+}
+
+/** What differs between two answers, in a few words: `status 201 ≠ 200`, `body at meta.timestamp`. */
+export function difference(a: Answer, b: Answer): string {
+	if (a.status !== b.status) return `status ${a.status} ≠ ${b.status}`;
+	for (const name of IDENTITY) if (a.headers[name] !== undefined && b.headers[name] !== undefined && a.headers[name] !== b.headers[name]) return `${name === 'etag' ? 'ETag' : 'Location'} ${a.headers[name]!} ≠ ${b.headers[name]!}`;
+	try {
+		return `body at ${firstDifference(JSON.parse(a.body), JSON.parse(b.body), '') ?? '(nothing)'}`;
+	} catch {
+		return 'body';
+	}
+}
+
+/** `answers` in groups of the same answer (`sameAnswer`): one group per run the evidence can tell apart. */
+export function distinctAnswers(answers: readonly Answer[]): Answer[] {
+	const distinct: Answer[] = [];
+	for (const answer of answers) if (!distinct.some(seen => sameAnswer(seen, answer))) distinct.push(answer);
+	return distinct;
+}
+
+/** Whether the server failed (5xx): the one answer a client retries with the same key. */
+export const isServerError = (answer: Answer): boolean => answer.status >= 500;
 
 /** An answer in a few words: `201 {"id":"ord_1"} (replayed)`. */
 export function describeAnswer(answer: Answer): string {
 	const body = answer.body.replaceAll(/\s+/g, ' ').trim();
 	const shown = body.length > 60 ? `${body.slice(0, 57)}...` : body;
-	return `${answer.status}${shown ? ` ${shown}` : ''}${isMarked(answer) ? ' (Idempotent-Replayed: true)' : ''}`;
+	const named = IDENTITY.filter(name => answer.headers[name] !== undefined).map(name => `, ${name === 'etag' ? 'ETag' : 'Location'} ${answer.headers[name]!}`).join('');
+	return `${answer.status}${shown ? ` ${shown}` : ''}${named}${isMarked(answer) ? ' (Idempotent-Replayed: true)' : ''}`;
 }
 
 /**

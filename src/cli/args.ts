@@ -120,6 +120,8 @@ export function parseCommandLine(argv: string[]): Parsed {
 
 	const concurrency = positiveInteger(values.concurrency, '--concurrency');
 	if (typeof concurrency === 'string') return {type: 'error', message: concurrency};
+	// One request is no duplicate: probe 5 would pass a server it never tested.
+	if (concurrency < 2) return {type: 'error', message: `Expected --concurrency to be at least 2 (duplicates at once), got '${values.concurrency}'`};
 	const timeout = positiveInteger(values.timeout, '--timeout');
 	if (typeof timeout === 'string') return {type: 'error', message: timeout};
 	if (values.origin !== undefined && !URL.canParse(values.origin)) return {type: 'error', message: `Expected --origin to be an origin such as https://app.test, got '${values.origin}'`};

@@ -40,8 +40,15 @@ export interface ProbeContext {
 	newKey(): string;
 	/** Sends the request with `key` (as is: raw or quoted), `headers` and `body` overriding the defaults. */
 	send(init?: ProbeRequest): Promise<Answer>;
+	/** Sends the request `times` times at once, each on its own connection, their last bytes released together. */
+	sendTogether(init: ProbeRequest, times: number): Promise<Answer[]>;
 	/** The same, dropping the connection once the request is written. */
 	sendAndDrop(init?: {key?: string}): Promise<void>;
+	/**
+	 * Whether any answer so far was marked `Idempotent-Replayed: true`: on a server that marks its
+	 * stored replays, an unmarked answer to a finished key's repeat is evidence of a second run.
+	 */
+	marksReplays(): boolean;
 	/** The longest any answer has taken so far, in ms. */
 	slowest(): number;
 	/** Waits `ms` milliseconds. */

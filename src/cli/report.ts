@@ -24,7 +24,7 @@ export function formatSummary(results: readonly ProbeResult[]): string {
 	const stopped = results.filter(result => result.stopped).length;
 	const verdict = fail > 0 ? 'the server breaks a rule a client relies on'
 		: stopped > 0 ? `incomplete: ${stopped} ${stopped === 1 ? 'probe' : 'probes'} stopped at the request limit, with no verdict`
-			: warn > 0 ? 'safe with sendonce, with the warnings above' : 'the server honours idempotency keys';
+			: warn > 0 ? 'no probe saw a rule broken, but read the warnings above' : 'no probe saw a rule broken (what answers cannot show: docs/cli.md, "What it cannot tell")';
 	return `${pass} passed, ${warn} warned, ${fail} failed, ${skip} skipped: ${verdict}`;
 }
 

@@ -62,7 +62,7 @@ describe('confirmation', () => {
 		}
 	});
 
-	test.each([['n', 2, 0], ['yes', 0, 5]])('at a terminal it asks first; answered %j: exit code %i, %i orders created', async (answer, code, created) => {
+	test.each([['n', 2, 0], ['yes', 0, 7]])('at a terminal it asks first; answered %j: exit code %i, %i orders created', async (answer, code, created) => {
 		const server = honestServer();
 		const served = await serve(server.handle);
 		try {

@@ -8,6 +8,7 @@ import {lostReply} from '../../src/cli/probes/lost-reply.js';
 import {mismatch} from '../../src/cli/probes/mismatch.js';
 import {noKey} from '../../src/cli/probes/no-key.js';
 import {perUser} from '../../src/cli/probes/per-user.js';
+import {replay} from '../../src/cli/probes/replay.js';
 
 // The verdicts the test servers never reach, decided from scripted answers: no network, no waiting.
 
@@ -30,9 +31,16 @@ function scripted(respond: (request: ProbeRequest, index: number) => Answer, opt
 			sent.push(request);
 			return respond(request, sent.length - 1);
 		},
+		async sendTogether(request, times) {
+			return Array.from({length: times}, () => {
+				sent.push(request);
+				return respond(request, sent.length - 1);
+			});
+		},
 		async sendAndDrop() {
 			sent.push({});
 		},
+		marksReplays: () => false,
 		slowest: () => 1,
 		wait: async () => undefined,
 		...options,
@@ -40,8 +48,9 @@ function scripted(respond: (request: ProbeRequest, index: number) => Answer, opt
 }
 
 describe('the probes\' verdicts on answers the test servers never give', () => {
-	test('no key: a 500 warns', async () => {
-		expect(await noKey.run(scripted(() => answer(500)))).toMatchObject({verdict: 'warn', fix: expect.stringContaining('answer 400') as string});
+	test('no key: a 404 warns; a 500 fails, since the request may have run and cannot be retried', async () => {
+		expect(await noKey.run(scripted(() => answer(404)))).toMatchObject({verdict: 'warn', fix: expect.stringContaining('answer 400') as string});
+		expect(await noKey.run(scripted(() => answer(500)))).toMatchObject({verdict: 'fail', got: expect.stringContaining('whether it ran cannot be known') as string});
 	});
 
 	test('lost reply: a retry answered as a first request, then replayed, warns that the dropped one left no answer', async () => {
@@ -63,8 +72,8 @@ describe('the probes\' verdicts on answers the test servers never give', () => {
 
 	test('concurrency: 409 without Retry-After warns; a 500 among them warns; no 2xx at all fails', async () => {
 		const first = (status: number, headers: Record<string, string> = {}) => scripted((_, index) => (index === 0 ? answer(201, '{"id":1}') : answer(status, '', headers)));
-		expect(await concurrency.run(first(409))).toMatchObject({verdict: 'warn', got: expect.stringContaining('3 × 409 without Retry-After') as string});
-		expect(await concurrency.run(first(409, {'retry-after': '1'}))).toMatchObject({verdict: 'pass', got: '1 × 201, 3 × 409; 1 different 2xx body'});
+		expect(await concurrency.run(first(409))).toMatchObject({verdict: 'warn', got: expect.stringContaining('3 × 409 without a Retry-After in seconds') as string});
+		expect(await concurrency.run(first(409, {'retry-after': '1'}))).toMatchObject({verdict: 'pass', got: '1 × 201, 3 × 409; 1 different unmarked 2xx answer'});
 		expect(await concurrency.run(first(500))).toMatchObject({verdict: 'warn'});
 		expect(await concurrency.run(scripted(() => answer(409, '', {'retry-after': '1'})))).toMatchObject({verdict: 'fail'});
 	});
@@ -108,6 +117,44 @@ describe('the probes\' verdicts on answers the test servers never give', () => {
 			await cors.run(context);
 			expect(context.sent[0]).toEqual({method: 'OPTIONS', headers: {origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, idempotency-key'}});
 		});
+	});
+
+	test('same key twice: a marked replay rendered again (a timestamp) warns and names the field, never "ran twice"', async () => {
+		const context = scripted((_, index) => answer(201, JSON.stringify({id: 1, meta: {at: index}}), index === 1 ? {'idempotent-replayed': 'true'} : {}));
+		expect(await replay.run(context)).toMatchObject({verdict: 'warn', got: expect.stringContaining('not the first answer as it was (body at meta.at)') as string});
+	});
+
+	test('same key, another body: a refusal the other body also gets under a fresh key is its validation, a warning; taken under a fresh key, 422 passes', async () => {
+		const validating = scripted((request, index) => (index === 0 ? answer(201, '{"id":1}') : request.body?.includes('sendonceCheck') ? answer(422) : answer(201, '{"id":2}')));
+		expect(await mismatch.run(validating)).toMatchObject({verdict: 'warn', got: expect.stringContaining('refused without the key too (its validation)') as string});
+		const keyed = scripted((request, index) => (index === 1 ? answer(422) : answer(201, `{"id":${index}}`)));
+		expect(await mismatch.run(keyed)).toMatchObject({verdict: 'pass', got: expect.stringContaining('refused for the key') as string});
+	});
+
+	test('concurrency: every duplicate got the answer, marked, and none a 409: nothing met the first in progress, a warning', async () => {
+		const context = scripted((_, index) => answer(201, '{"id":1}', index === 0 ? {} : {'idempotent-replayed': 'true'}));
+		expect(await concurrency.run(context)).toMatchObject({verdict: 'warn', got: expect.stringContaining('no duplicate met the first in progress (no 409)') as string});
+	});
+
+	test('keys per user: a second user the server does not authorise gives no verdict, not "keys blocked"', async () => {
+		const context = scripted((_, index) => (index === 0 ? answer(201, '{"id":1}') : answer(401)), {users: [{authorization: 'a'}, {authorization: 'b'}]});
+		expect(await perUser.run(context)).toMatchObject({verdict: 'warn', got: expect.stringContaining('the second --as is not authorised') as string});
+	});
+
+	test('keys per user: unmarked, ids per run, and the second user\'s other body refused under the first user\'s key but taken under a fresh one: one key space, a fail', async () => {
+		const users = [{authorization: 'a'}, {authorization: 'b'}];
+		// One key space: a key's first answer for everyone; another body under a used key refused with 400.
+		const stored = new Map<string, {body: string; answer: Answer}>();
+		let next = 0;
+		const context = scripted(request => {
+			const body = request.body ?? '{"sku":"A1"}';
+			const seen = stored.get(request.key!);
+			if (seen) return seen.body === body ? seen.answer : answer(400);
+			const made = answer(201, `{"id":${++next}}`);
+			stored.set(request.key!, {body, answer: made});
+			return made;
+		}, {users});
+		expect(await perUser.run(context)).toMatchObject({verdict: 'fail', got: expect.stringContaining('the second user\'s body was refused for the first user\'s key') as string});
 	});
 
 	test('keys per user: the second user refused with 409 warns (no leak, one key space)', async () => {

@@ -20,14 +20,15 @@ export interface TestServer extends Pick<Orders, 'executions'> {
 	handle(request: Request): Promise<Response>;
 }
 
-export function honestServer(options: IdempotencyOptions = {}): TestServer {
-	const created = orders();
+/** The honest server; its orders take `ms` (duplicates sent together all meet a long one in progress). */
+export function honestServer(options: IdempotencyOptions = {}, ms?: number): TestServer {
+	const created = orders(ms);
 	const once = idempotency({store: memoryKeyStore(), ...honestOptions, ...options});
 	return {executions: created.executions, handle: once(async (request, {key}) => created.create(request, key))};
 }
 
 /** The honest server with each of its answers passed through `rewrite`: how a broken server bends one rule. */
-export function rewrittenServer(rewrite: (response: Response) => Response): TestServer {
-	const server = honestServer();
+export function rewrittenServer(rewrite: (response: Response) => Response, ms?: number): TestServer {
+	const server = honestServer({}, ms);
 	return {executions: server.executions, handle: async request => rewrite(await server.handle(request))};
 }

@@ -12,13 +12,21 @@ export interface Orders {
 	executions: Map<string, number>;
 }
 
-export function orders(): Orders {
+/**
+ * How long an order takes (a payment provider's round trip): long enough for duplicates sent
+ * together to meet it in progress, as they would meet any real work.
+ */
+export const ORDER_MS = 30;
+
+/** Orders that each take `ms`. */
+export function orders(ms = ORDER_MS): Orders {
 	const executions = new Map<string, number>();
 	let next = 0;
 	return {
 		executions,
 		async create(request, key) {
 			const input = await request.json() as object;
+			await new Promise(resolve => setTimeout(resolve, ms));
 			const counted = `${request.headers.get('authorization') ?? ''} ${key ?? ''}`;
 			executions.set(counted, (executions.get(counted) ?? 0) + 1);
 			return Response.json({id: `ord_${++next}`, ...input}, {status: 201});

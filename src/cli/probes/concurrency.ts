@@ -1,4 +1,4 @@
-import {bodyShape, describeAnswer, isMarked, isSuccess, sameAnswer} from '../answers.js';
+import {describeAnswer, distinctAnswers, isMarked, isSuccess, sameAnswer} from '../answers.js';
 import type {Answer} from '../http.js';
 import type {Probe} from '../probe.js';
 
@@ -16,35 +16,49 @@ export const concurrency: Probe = {
 	rule: 'IETF draft, Error Scenarios: a retry while the first request still runs gets 409, so the first must claim the key atomically',
 	async run(context) {
 		const key = context.newKey();
-		const answers = await Promise.all(Array.from({length: context.concurrency}, async () => context.send({key})));
-		const sent = `${context.concurrency} × ${context.method} with key ${key}, at once`;
+		const answers = await context.sendTogether({key}, context.concurrency);
+		const sent = `${context.concurrency} × ${context.method} with key ${key}, at once (their last bytes released together)`;
 		const successes = answers.filter(answer => isSuccess(answer));
 		const conflicts = answers.filter(answer => answer.status === 409);
-		const bodies = new Set(successes.map(answer => bodyShape(answer.body)));
-		const firsts = successes.filter(answer => !isMarked(answer)).length;
-		const got = `${tally(answers)}; ${bodies.size} different 2xx ${bodies.size === 1 ? 'body' : 'bodies'}`;
+		// The unmarked answers are runs, each naming what it made (body, Location, ETag); a marked one
+		// is a replay, however it was rendered.
+		const firsts = successes.filter(answer => !isMarked(answer));
+		const runs = distinctAnswers(firsts);
+		const got = `${tally(answers)}; ${runs.length} different unmarked 2xx ${runs.length === 1 ? 'answer' : 'answers'}${runs.length > 1 ? ` (${runs.slice(0, 2).map(answer => describeAnswer(answer)).join(', ')}${runs.length > 2 ? ', …' : ''})` : ''}`;
 		if (successes.length === 0) return {verdict: 'fail', sent, got, fix: 'one of the requests must run: claim the key, run, store the answer'};
-		if (bodies.size > 1) {
+		if (runs.length > 1) {
 			return {verdict: 'fail', sent, got: `${got}: it ran more than once`, fix: 'claim the key atomically before the work (INSERT ... ON CONFLICT DO NOTHING, SET NX): a look-up then a create lets two requests both miss'};
 		}
 
-		if (firsts > 1) {
+		if (firsts.length > 1) {
 			// Several unmarked 2xx with one body: duplicates that joined one run and got its answer
 			// unmarked, or runs whose answers look alike. Whether the server marks its replays does not
 			// tell (a join is no stored replay); a fresh key's answer does, where each run has an id.
 			const fresh = await context.send({key: context.newKey()});
-			const runs = `${got}, ${firsts} unmarked; a fresh key: ${describeAnswer(fresh)}`;
-			if (isSuccess(fresh) && !sameAnswer(fresh, successes[0]!)) {
-				return {verdict: 'warn', sent, got: `${runs}: each run answers another body, so this was one run; ${firsts - 1} duplicates got its answer unmarked`, fix: 'answer a duplicate in progress with 409 and Retry-After, or mark a joined answer Idempotent-Replayed: true'};
+			const evidence = `${got}, ${firsts.length} unmarked; a fresh key: ${describeAnswer(fresh)}`;
+			if (isSuccess(fresh) && !sameAnswer(fresh, firsts[0]!)) {
+				return {verdict: 'warn', sent, got: `${evidence}: each run answers another body, so this was one run; ${firsts.length - 1} duplicates got its answer unmarked`, fix: 'answer a duplicate in progress with 409 and Retry-After, or mark a joined answer Idempotent-Replayed: true'};
 			}
 
-			return {verdict: 'warn', sent, got: `${runs}: one body for all, and a fresh key's is alike, so this cannot tell duplicates joined to one run from several runs`, fix: 'answer with an id per run, or 409 and Retry-After to a duplicate in progress, so that one run can be told from several'};
+			return {verdict: 'warn', sent, got: `${evidence}: one body for all, and a fresh key's is alike, so this cannot tell duplicates joined to one run from several runs`, fix: 'answer with an id per run, or 409 and Retry-After to a duplicate in progress, so that one run can be told from several'};
 		}
 
 		const others = answers.filter(answer => !isSuccess(answer) && answer.status !== 409);
 		if (others.length > 0) return {verdict: 'warn', sent, got, fix: 'answer a duplicate that arrives while the first runs with 409 (and Retry-After), and nothing else'};
-		const unpaced = conflicts.filter(answer => answer.headers['retry-after'] === undefined).length;
-		if (unpaced > 0) return {verdict: 'warn', sent, got: `${got}; ${unpaced} × 409 without Retry-After`, fix: 'add Retry-After to a 409, so that clients wait for the first request instead of guessing'};
+		if (conflicts.length === 0) {
+			// Every duplicate got the one answer, marked: they came after the first had finished (or the
+			// server held them until it had), or each ran, then answered what a store held first. Only a
+			// duplicate that met the first in progress shows a claim made before the work.
+			return {
+				verdict: 'warn',
+				sent,
+				got: `${got}: no duplicate met the first in progress (no 409), so this cannot tell a claim before the work from a look-up that found the stored answer`,
+				fix: 'answer a duplicate that arrives while the first runs with 409 and Retry-After; if the work is too quick for duplicates to meet it, read the effects on your side',
+			};
+		}
+
+		const unpaced = conflicts.filter(answer => !(Number(answer.headers['retry-after']) >= 0)).length;
+		if (unpaced > 0) return {verdict: 'warn', sent, got: `${got}; ${unpaced} × 409 without a Retry-After in seconds`, fix: 'add Retry-After (seconds) to a 409, so that clients wait for the first request instead of guessing'};
 		return {verdict: 'pass', sent, got};
 	},
 };

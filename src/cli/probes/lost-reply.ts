@@ -1,4 +1,4 @@
-import {describeAnswer, isMarked, isSuccess, sameAnswer, untilSettled} from '../answers.js';
+import {describeAnswer, difference, isMarked, isServerError, isSuccess, sameAnswer, untilSettled} from '../answers.js';
 import type {Probe} from '../probe.js';
 
 /**
@@ -14,14 +14,34 @@ export const lostReply: Probe = {
 		await context.sendAndDrop({key});
 		// A client retries after its timeout, when the first has usually finished: wait a few
 		// times the slowest answer seen, then retry while the server says it still runs (409).
-		await context.wait(Math.max(200, 4 * context.slowest()));
+		const waited = Math.max(200, 4 * context.slowest());
+		await context.wait(waited);
+		const started = performance.now();
 		const retry = await untilSettled(context, async () => context.send({key}));
 		const again = await context.send({key});
 		const sent = `${context.method} with key ${key}, connection dropped once written; then twice more with the key`;
 		const got = `${describeAnswer(retry)}, then ${describeAnswer(again)}`;
+		if (retry.status === 409) {
+			const seconds = ((waited + performance.now() - started) / 1000).toFixed(1);
+			return {
+				verdict: 'fail',
+				sent,
+				got: `${got}: the key was still locked ${seconds} s after the dropped request (the slowest answer so far took ${Math.round(context.slowest())} ms): the dropped request's claim outlived it`,
+				fix: 'end a claim with its request: release it when the request fails or is cancelled, and give it a lease that expires soon after its holder dies (renewed while the work runs), never a lock for hours',
+			};
+		}
+
+		if (isServerError(retry) && isMarked(retry)) {
+			return {verdict: 'fail', sent, got: `${got}: a 5xx was stored under the key and replayed`, fix: 'never store a 5xx as the key\'s answer: release the key, so that the retry runs'};
+		}
+
 		if (!isSuccess(retry)) return {verdict: 'fail', sent, got, fix: 'a request whose reply was lost must still run to its end and store its answer for the key'};
+		if (!sameAnswer(retry, again) && isMarked(again)) {
+			return {verdict: 'warn', sent, got: `${got}: the second retry is marked, but not the first's answer as it was (${difference(retry, again)})`, fix: 'replay the stored status and body as they were'};
+		}
+
 		if (!sameAnswer(retry, again)) {
-			return {verdict: 'fail', sent, got: `${got}: each retry ran again`, fix: 'claim the key before the work and replay the stored answer to every retry'};
+			return {verdict: 'fail', sent, got: `${got}: each retry ran again (${difference(retry, again)})`, fix: 'claim the key before the work and replay the stored answer to every retry'};
 		}
 
 		if (!isMarked(retry) && isMarked(again)) {

@@ -15,6 +15,10 @@ export const noKey: Probe = {
 			return {verdict: 'warn', sent, got: `${got}: it ran without a key`, fix: 'require the key on this route: answer 400 to a request without one (sendonce/server: required: true)'};
 		}
 
+		if (answer.status >= 500) {
+			return {verdict: 'fail', sent, got: `${got}: it failed, so whether it ran cannot be known, and a client cannot retry without a key`, fix: 'check for the key before any work: answer 400 (a problem+json body naming Idempotency-Key) to a request without one'};
+		}
+
 		return {verdict: 'warn', sent, got, fix: 'answer 400, with a problem+json body naming the Idempotency-Key header, to a request without a key'};
 	},
 };

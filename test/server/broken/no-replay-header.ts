@@ -6,5 +6,6 @@ export function noReplayHeader(): TestServer {
 		const headers = new Headers(response.headers);
 		headers.delete('idempotent-replayed');
 		return new Response(response.body, {status: response.status, headers});
-	});
+	// Long enough that every duplicate sent together meets the first in progress (see constant-unmarked.ts).
+	}, 300);
 }
