@@ -3,7 +3,9 @@ import {peerProject} from './test/peers/project.js';
 
 export default defineConfig({
 	test: {
-		reporters: ['default', './test/summary-reporter.ts'],
+		// In a log, the default reporter prints a file's line when the file ends; the progress
+		// reporter says what is running in between, and the summary reporter ends the run with one line.
+		reporters: ['default', './test/progress-reporter.ts', './test/summary-reporter.ts'],
 		projects: [
 			// Each peer's tests again at the other end of its range (test/peers/matrix.ts).
 			peerProject('lowest'),

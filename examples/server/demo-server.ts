@@ -5,7 +5,7 @@
  * small control panel for breaking the network on purpose.
  *
  *   POST /api/contact   {name, email, message} → 201 {id, delivered} | 400 {error, reason}
- *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset'}
+ *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys'}
  *   GET  /demo/stats    {delivered, requests, inFlight, queued, down, recent}
  *
  * Run it with `npm run demo` (which builds the React example first), `npm run demo:vue` (the
@@ -82,10 +82,15 @@ export interface LoggedRequest {
 	replayed: boolean;
 }
 
-/** What the chaos panel can ask for. */
-export type ChaosAction = 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset';
+/**
+ * What the chaos panel can ask for. `reset` zeroes the counts and the log, empties the queue of
+ * faults and brings the server up, and keeps the stored keys: a Retry of an earlier message still
+ * gets its stored answer. `forget-keys` forgets only the stored keys, as if they had expired: a
+ * Retry of an earlier message is then delivered again.
+ */
+export type ChaosAction = 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys';
 
-const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset'>, Fault> = {
+const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset' | 'forget-keys'>, Fault> = {
 	'lose-reply': {type: 'lose-reply'},
 	'error-503': {type: 'error-before', status: 503},
 	// As an expired sign-in would: refused before any work, whatever an earlier attempt did.
@@ -213,7 +218,10 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 			down = false;
 			requests = 0;
 			recent.length = 0;
-			api.reset();
+			// A reset that also wiped the keys made a Retry deliver its email again, unannounced.
+			api.reset({keys: false});
+		} else if (action === 'forget-keys') {
+			api.forgetKeys();
 		} else if (action in CHAOS) {
 			api.faults.push(CHAOS[action]);
 		} else {
@@ -247,7 +255,7 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 			const body = await readJson(request) as {action?: unknown} | undefined;
 			const action = body?.action;
 			if (typeof action !== 'string' || !chaos(action as ChaosAction)) {
-				return json(response, 400, {error: 'unknown action', reason: `expected one of ${[...Object.keys(CHAOS), 'down', 'up', 'reset'].join(', ')}; got ${JSON.stringify(action)}`});
+				return json(response, 400, {error: 'unknown action', reason: `expected one of ${[...Object.keys(CHAOS), 'down', 'up', 'reset', 'forget-keys'].join(', ')}; got ${JSON.stringify(action)}`});
 			}
 
 			return json(response, 200, stats());

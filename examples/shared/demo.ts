@@ -31,6 +31,15 @@ export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> =
 	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
 ];
 
+/**
+ * The panel's two ways to start over, each saying what it forgets. The stored keys are what
+ * makes a Retry safe, so the reset keeps them, and forgetting them is a choice of its own.
+ */
+export const RESETS: Array<{action: ChaosAction; label: string; what: string}> = [
+	{action: 'reset', label: 'Reset the counters', what: 'counts, log and faults; the server keeps its stored keys, so a Retry still gets its stored answer'},
+	{action: 'forget-keys', label: 'Forget the stored keys', what: 'as if they had expired: a Retry of an earlier message is then delivered again'},
+];
+
 /** How the panel names a queued fault. */
 export function describeFault(fault: Fault): string {
 	switch (fault.type) {

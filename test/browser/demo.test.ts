@@ -14,6 +14,7 @@ import type {Browser, BrowserContext, Page} from 'playwright-core';
 import {build} from 'vite';
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test} from 'vitest';
 import {refusal, SLOW_MS, startDemoServer, type DemoServer, type DemoStats, type LoggedRequest} from '../../examples/server/demo-server.js';
+import {RESETS} from '../../examples/shared/demo.js';
 import {messages} from '../../src/bindings/react.js';
 import {fireSync, launchBrowser} from './harness.js';
 
@@ -665,6 +666,47 @@ describe.each(EXAMPLES)('the %s page', example => {
 		await page.getByTestId('send').click();
 		await reaches(page, 'succeeded');
 		await expect.poll(async () => requestsReceived(page)).toBe('1 request received');
+	});
+
+	test('each way to start over says what it forgets', async () => {
+		const page = await openDemo(FAST, example);
+		for (const {action, label, what} of RESETS) {
+			const item = page.getByTestId(`chaos-${action}`).locator('xpath=..');
+			expect(await item.innerText()).toBe(`${label}\n${what}`);
+		}
+	});
+
+	test('"Reset the counters" keeps the stored keys: Retry of a delivered message gets its stored answer, and nothing is delivered again', async () => {
+		const {page, key} = await deliveredThenDown(example);
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		await page.getByTestId('chaos-reset').click();
+		await expect.poll(async () => stats()).toMatchObject({delivered: 0, requests: 0, down: false, queued: [], recent: []});
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('0');
+
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(demo.api.totalEffects).toBe(0);
+		expect(demo.api.requests.map(({key, outcome}) => ({key, outcome}))).toEqual([{key, outcome: 201}]);
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		await expect.poll(async () => pageLog(page)).toEqual([{key, outcome: '201', text: expect.stringMatching(/→ 201, the stored answer replayed$/)}]);
+		expect(await page.getByTestId('delivered-count').textContent()).toBe('0');
+	});
+
+	test('"Forget the stored keys": Retry of a delivered message is delivered again, as the panel says, under the same key', async () => {
+		const {page, key} = await deliveredThenDown(example);
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		await serverDown(page, false);
+		const forgotten = page.waitForResponse(response => response.url().endsWith('/demo/chaos'));
+		await page.getByTestId('chaos-forget-keys').click();
+		expect((await forgotten).ok()).toBe(true);
+
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(await page.getByTestId('replayed').count()).toBe(0);
+		expect(demo.api.totalEffects).toBe(2);
+		expect(distinctKeys()).toEqual([key]);
+		expect(new Set(demo.api.requests.map(request => request.body))).toEqual(new Set([BODY]));
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('2');
 	});
 
 	test('the icon is inline, so Chromium asks for no /favicon.ico; nothing else the page asks for is missing either', async () => {

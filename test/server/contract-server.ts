@@ -158,11 +158,19 @@ export class ContractServer {
 		await closeNow(this.#server);
 	}
 
-	/** Forget every key, count and request. */
-	reset(): void {
+	/** Forget every count, request and queued fault, and every stored key unless `keys` is false. */
+	reset({keys = true}: {keys?: boolean} = {}): void {
 		this.requests.length = 0;
 		this.faults.length = 0;
 		this.effects.clear();
+		if (keys) this.forgetKeys();
+	}
+
+	/**
+	 * Forget every stored key and its answer, as a server whose keys expired would: a retry with
+	 * an old key is then performed again.
+	 */
+	forgetKeys(): void {
 		this.#keys.clear();
 	}
 

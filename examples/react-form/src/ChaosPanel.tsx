@@ -1,4 +1,4 @@
-import {FAULTS, describeFault, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
+import {FAULTS, RESETS, describeFault, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos: (action: ChaosAction) => Promise<void>}) {
 	return (
@@ -50,9 +50,15 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 				</ol>
 			) : <p className="muted">None yet.</p>}
 
-			<button type="button" className="link" data-testid="chaos-reset" onClick={() => void chaos('reset')}>
-				Reset the server
-			</button>
+			<h3>Start over</h3>
+			<ul className="chaos">
+				{RESETS.map(({action, label, what}) => (
+					<li key={action}>
+						<button type="button" className="link" data-testid={`chaos-${action}`} onClick={() => void chaos(action)}>{label}</button>
+						<span className="muted">{what}</span>
+					</li>
+				))}
+			</ul>
 		</aside>
 	);
 }
