@@ -25,9 +25,24 @@ declare module '@react-native-community/netinfo' {
 }
 
 declare module 'react-native' {
+	import type {ReactNode} from 'react';
+
 	type AppStateStatus = 'active' | 'background' | 'inactive' | 'unknown' | 'extension';
 	export const AppState: {
 		currentState: AppStateStatus;
 		addEventListener(type: 'change', listener: (state: AppStateStatus) => void): {remove(): void};
 	};
+	// The components the contact form uses, with the props it passes (React Native's own names and types).
+	export function View(props: {children?: ReactNode; accessibilityRole?: 'alert' | 'none'}): ReactNode;
+	export function Text(props: {children?: ReactNode}): ReactNode;
+	export function TextInput(props: {
+		value?: string;
+		onChangeText?: (text: string) => void;
+		editable?: boolean;
+		placeholder?: string;
+		multiline?: boolean;
+		keyboardType?: 'default' | 'email-address';
+		accessibilityLabel?: string;
+	}): ReactNode;
+	export function Button(props: {title: string; onPress?: () => void; disabled?: boolean}): ReactNode;
 }

@@ -29,6 +29,7 @@ export type {
 	SendOnceEvent,
 	SendOptions,
 	StoreOption,
+	StoredRequest,
 	UnresolvedReason,
 } from './core/types.js';
 export type {SendOnceClient} from './core/client-api.js';

@@ -3,7 +3,7 @@ import {isSendOnceError} from '../core/errors/send-once-error.js';
 import type {UnresolvedIntentError} from '../core/errors/unresolved-intent-error.js';
 import type {Intent} from '../core/intent.js';
 import {isResumable} from '../core/state.js';
-import type {IntentOptions, IntentRequest, IntentResult, IntentState} from '../core/types.js';
+import type {IntentOptions, IntentRequest, IntentResult, IntentState, StoredRequest} from '../core/types.js';
 import type {SendOnceClient} from '../core/client-api.js';
 
 /**
@@ -49,8 +49,21 @@ export interface IntentView {
 	attempts: number;
 	/** Whether the action may have happened: show `messages.mayHaveBeenSent` when unresolved or expired. */
 	mayHaveBeenSent: boolean;
-	/** The last result in this page; `undefined` for an intent found in storage and not sent yet. */
+	/**
+	 * The last result in this page; for an intent found `unresolved` in storage, the outcome
+	 * stored with it; `undefined` for one found in storage and not sent yet.
+	 */
 	result: IntentResult | undefined;
+	/**
+	 * The intent's request as stored (URL, method, body): after a reload, what the form shows
+	 * again, since it is what may have been sent and what `retry()` sends.
+	 * @example
+	 * import {useIntent} from 'sendonce/react'; // or 'sendonce/vue'
+	 *
+	 * const {request} = useIntent('contact-form');
+	 * const restored = request?.json as {message: string} | undefined; // the text that may have been sent
+	 */
+	request: StoredRequest | undefined;
 	/** A programming or storage error from the last call (never a network outcome). */
 	error: unknown;
 	/** Set when `send()` was refused because the previous intent may have been sent. */
@@ -92,7 +105,7 @@ interface Held {
 }
 
 /** Every field of {@link IntentView}. */
-export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'error', 'conflict'] as const;
+export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'request', 'error', 'conflict'] as const;
 
 /**
  * The state of one scope's form, framework-free: React's and Vue's `useIntent` are thin
@@ -222,6 +235,7 @@ export class IntentObserver implements IntentActions {
 			attempts: live?.attempts ?? 0,
 			mayHaveBeenSent: live?.mayHaveBeenSent ?? false,
 			result: live?.result,
+			request: live?.request,
 			error,
 			conflict,
 		};

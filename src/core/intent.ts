@@ -1,6 +1,7 @@
 import {attempt} from './attempt.js';
 import {backoffDelay} from './backoff.js';
 import {RETRY_COST, TIMEOUT_RETRY_COST, type RetryBudget} from './budget.js';
+import {causeOf, storedResult} from './cause.js';
 import {classify, type Answer} from './classify.js';
 import {corsRefusal, hiddenHeader} from './cors.js';
 import type {Claim, Coordinator} from './cross-tab.js';
@@ -10,10 +11,11 @@ import type {NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record.js';
 import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
+import {storedRequest} from './stored-request.js';
 import {canMove, isInsideWindow, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import type {Transport} from './transport.js';
 import type {StandardSchemaV1} from './standard-schema.js';
-import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, UnresolvedReason} from './types.js';
+import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, StoredRequest, UnresolvedReason} from './types.js';
 import {abortError, isOffline, sleep, waitForOnline} from './wait.js';
 
 /** The stored record is no longer this intent's to send: another tab settled, replaced or cleared it. */
@@ -88,6 +90,8 @@ export function deliveredResult(record: IntentRecord): IntentResult {
 export class Intent<Data = unknown> {
 	readonly #ctx: IntentContext;
 	#record: IntentRecord;
+	/** The same for the life of the intent: every record of its key carries the same request. */
+	readonly #request: StoredRequest;
 	#session: Session;
 	#result: IntentResult | undefined;
 	#discarded = false;
@@ -119,8 +123,10 @@ export class Intent<Data = unknown> {
 		this.#record = record;
 		this.#session = session ?? {headers: {}};
 		this.#mine = session !== undefined;
-		// A record stored as succeeded is another sender's delivery (a service worker's note).
-		if (record.state === 'succeeded') this.#result = deliveredResult(record);
+		this.#request = storedRequest(record.request);
+		// A record stored as succeeded is another sender's delivery (a service worker's note); one
+		// stored as unresolved keeps why.
+		this.#result = record.state === 'succeeded' ? deliveredResult(record) : storedResult(record);
 		this.#snapshot = this.#makeSnapshot();
 	}
 
@@ -437,6 +443,8 @@ export class Intent<Data = unknown> {
 		const {lease: _, ...record} = stored;
 		if (record.updatedAt <= this.#record.updatedAt && record.state === this.#record.state) return;
 		this.#record = record;
+		// Left unresolved elsewhere: why, as the sender stored it, rather than this page's older result.
+		this.#result = storedResult(record) ?? this.#result;
 		this.#publish();
 	}
 
@@ -447,8 +455,7 @@ export class Intent<Data = unknown> {
 	 */
 	async #adoptOutcome(result: IntentResult): Promise<IntentResult> {
 		const state = result.status;
-		const reason = result.status === 'unresolved' ? {reason: result.reason} : {};
-		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), ...reason});
+		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), cause: state === 'unresolved' ? causeOf(result) : undefined});
 		if (this.#ctx.isCurrent(this)) {
 			await this.#ctx.records.change(this.scope, this.key, stored => {
 				if (stored.attempts > result.attempts) return undefined;
@@ -476,7 +483,7 @@ export class Intent<Data = unknown> {
 		if (known) return this.#adoptOutcome(known);
 		if (gone && this.#sentHere && this.#rewritable(Date.now())) {
 			// Kept, and shown as may have been sent: its user's Retry writes it back.
-			if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()});
+			if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()});
 		} else {
 			this.#vanished = !this.#sentHere;
 			this.#ctx.forget(this);
@@ -695,7 +702,7 @@ export class Intent<Data = unknown> {
 	 * sender (the service worker) stored meanwhile.
 	 */
 	async #stopSending(store = true): Promise<void> {
-		await this.#writeBack(reduce(this.#record, {type: 'unresolve', reason: 'aborted', at: Date.now()}), stored => store && !isSettled(stored.state));
+		await this.#writeBack(reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()}), stored => store && !isSettled(stored.state));
 	}
 
 	/**
@@ -719,8 +726,7 @@ export class Intent<Data = unknown> {
 	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined, store = true): Promise<IntentResult> {
 		if (this.#prior && !await this.#rollBack()) store = false;
 		// Aborted before any attempt: nothing can have happened, the intent stays pending.
-		const action: IntentAction | undefined = store && this.#record.state === 'sending' ? {type: 'unresolve', reason, at: Date.now()} : undefined;
-		const state = action ? 'unresolved' : this.#record.state;
+		const unresolving = store && this.#record.state === 'sending';
 		const result: IntentResult = {
 			status: 'unresolved',
 			key: this.key,
@@ -728,9 +734,9 @@ export class Intent<Data = unknown> {
 			error: answer && 'error' in answer ? answer.error : undefined,
 			...(answer && 'response' in answer ? {response: answer.response, data: answer.data} : {}),
 			attempts: this.attempts,
-			mayHaveBeenSent: mayHaveBeenSent(state, this.attempts),
+			mayHaveBeenSent: mayHaveBeenSent(unresolving ? 'unresolved' : this.#record.state, this.attempts),
 		};
-		return this.#finish(action, result);
+		return this.#finish(unresolving ? {type: 'unresolve', cause: causeOf(result), at: Date.now()} : undefined, result);
 	}
 
 	async #expire(): Promise<IntentResult> {
@@ -785,9 +791,10 @@ export class Intent<Data = unknown> {
 		if (current && action?.type === 'settle' && action.state === 'failed' && !await this.#removeFailed(action)) {
 			// Still stored as sending, it would be sent again: the app must not hear "not sent".
 			if (result.status === 'failed') {
-				return this.#finish({type: 'unresolve', reason: 'refused', at: action.at}, {
+				const refused: IntentResult = {
 					status: 'unresolved', key: this.key, reason: 'refused', error: undefined, response: result.response, data: result.data, attempts: this.attempts, mayHaveBeenSent: true,
-				});
+				};
+				return this.#finish({type: 'unresolve', cause: causeOf(refused), at: action.at}, refused);
 			}
 		}
 
@@ -863,6 +870,7 @@ export class Intent<Data = unknown> {
 			mayHaveBeenSent: mayHaveBeenSent(record.state, record.attempts),
 			result: this.#result,
 			discarded: this.#discarded,
+			request: this.#request,
 		});
 	}
 

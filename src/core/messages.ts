@@ -21,8 +21,9 @@ export interface Messages {
 	mayHaveBeenSent: string;
 	/**
 	 * What happened to an `unresolved` intent, from its result: the connection failed, the server
-	 * kept answering errors (with the status), refused after a possible send, and so on.
-	 * `undefined` (an intent found after a reload) reads as interrupted.
+	 * kept answering errors (with the status), refused after a possible send, and so on; the same
+	 * after a reload, from the cause stored with the intent. `undefined` (an intent a reload
+	 * interrupted before any outcome) reads as interrupted.
 	 */
 	because(result: IntentResult | undefined): string;
 	/**

@@ -26,6 +26,12 @@ export interface IntentRecord {
 	updatedAt: number;
 	/** An `UnresolvedReason`; any string, so that a reason a later version adds stays valid. */
 	reason?: string | undefined;
+	/**
+	 * With `reason`: the status of the answer that ended the last attempt, and the `name` of the
+	 * error that ended it (`TimeoutError`, `TypeError`): what the page says again after a reload.
+	 */
+	lastStatus?: number | undefined;
+	lastError?: string | undefined;
 	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
 	lease?: {owner: string; until: number} | undefined;
 }
@@ -59,6 +65,8 @@ const FIELDS: Array<[string, Check]> = [
 	['expiresAt', time],
 	['updatedAt', time],
 	['reason', optional(text)],
+	['lastStatus', optional(Number.isSafeInteger)],
+	['lastError', optional(text)],
 	['lease', optional(isObject)],
 	['lease.owner', text],
 	['lease.until', time],

@@ -1,5 +1,6 @@
+import type {Cause} from './cause.js';
 import type {IntentRecord} from './record.js';
-import type {IntentState, UnresolvedReason} from './types.js';
+import type {IntentState} from './types.js';
 
 /*
  * The life of an intent, in one place:
@@ -61,19 +62,21 @@ export function mayHaveBeenSent(state: IntentState, attempts: number): boolean {
 export type IntentAction =
 	| {type: 'attempt'; at: number}
 	| {type: 'settle'; state: 'succeeded' | 'failed'; at: number}
-	| {type: 'unresolve'; reason: UnresolvedReason; at: number}
+	| {type: 'unresolve'; cause: Cause; at: number}
 	| {type: 'expire'; at: number}
 	/** Another tab sent the intent and told us how it ended. */
-	| {type: 'observe'; state: IntentState; attempts: number; reason?: UnresolvedReason; at: number};
+	| {type: 'observe'; state: IntentState; attempts: number; cause?: Cause | undefined; at: number};
 
 /** The one place an intent's record changes. */
 export function reduce(record: IntentRecord, action: IntentAction): IntentRecord {
+	// Why it was unresolved holds only while it is: every move drops it, and brings its own cause.
+	const {reason, lastStatus, lastError, ...rest} = record;
+	const {cause} = action as {cause?: Cause};
 	if (action.type === 'observe') {
 		// An outcome another sender reports overrides 'expired', which is only this page's verdict
 		// that its window ended; nothing overrides the server's own answer.
 		if (isSettled(record.state)) throw new Error(`sendonce: a ${record.state} intent cannot change`);
-		const {reason, ...rest} = record;
-		return {...rest, state: action.state, attempts: Math.max(record.attempts, action.attempts), updatedAt: action.at, ...(action.reason ? {reason: action.reason} : {})};
+		return {...rest, state: action.state, attempts: Math.max(record.attempts, action.attempts), updatedAt: action.at, ...cause};
 	}
 
 	const to: IntentState = action.type === 'attempt'
@@ -85,9 +88,5 @@ export function reduce(record: IntentRecord, action: IntentAction): IntentRecord
 		throw new Error(`sendonce: an intent cannot move from ${record.state} to ${to}`);
 	}
 
-	const {reason, ...rest} = record;
-	const next: IntentRecord = {...rest, state: to, updatedAt: action.at};
-	if (action.type === 'attempt') next.attempts = record.attempts + 1;
-	if (action.type === 'unresolve') next.reason = action.reason;
-	return next;
+	return {...rest, state: to, updatedAt: action.at, attempts: record.attempts + (action.type === 'attempt' ? 1 : 0), ...cause};
 }

@@ -157,6 +157,26 @@ export type IntentResult<Data = unknown> =
 	};
 
 /**
+ * The request an intent sends, as it is stored with it: what a form shows again after a reload,
+ * and what Retry sends. Frozen plain data. Headers are left out: only some were stored.
+ *
+ * @example
+ * import type {StoredRequest} from 'sendonce';
+ *
+ * // After a reload, the form shows the text that may have been sent.
+ * const message = (request: StoredRequest) => (request.json as {message?: string} | undefined)?.message ?? '';
+ */
+export interface StoredRequest {
+	/** The URL, resolved against the page when it was relative. */
+	readonly url: string;
+	readonly method: IntentMethod;
+	/** The body sent as JSON (a JSON `content-type`), parsed again from the stored bytes: object keys sorted. */
+	readonly json?: unknown;
+	/** Any other body, as the text that is sent (a `URLSearchParams` as its form-encoded text). */
+	readonly body?: string;
+}
+
+/**
  * An immutable picture of an intent, handed to `subscribe` listeners.
  *
  * @example
@@ -175,10 +195,15 @@ export interface IntentSnapshot {
 	readonly expiresAt: number;
 	/** An attempt started and the server did not refuse it: the action may have happened. */
 	readonly mayHaveBeenSent: boolean;
-	/** The last result of `send()` in this page, if any. */
+	/**
+	 * The last result of `send()` in this page, if any; for an intent found `unresolved` in the
+	 * store, the outcome stored with it (the reason, the last answer's status, the last error's name).
+	 */
 	readonly result: IntentResult | undefined;
 	/** `discard()` was called: the intent is forgotten and cannot be sent. */
 	readonly discarded: boolean;
+	/** The request as stored: URL, method and body, the same after a reload. */
+	readonly request: StoredRequest;
 }
 
 /**

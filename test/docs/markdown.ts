@@ -130,6 +130,14 @@ export function codeBlocks(markdown: string, file: string): CodeBlock[] {
 	return blocks;
 }
 
+/**
+ * Every fenced block of `markdown` whose info string starts with `lang`, whole (a `vue` block's
+ * template included), with the 1-based line of its first line: what a test runs as it is written.
+ */
+export function fencedBlocks(markdown: string, lang: string): Array<{line: number; text: string}> {
+	return scan(markdown).fences.filter(fence => fence.info === lang).map(fence => ({line: fence.line, text: fence.lines.join('\n')}));
+}
+
 /** A link's target, as written, and its 1-based line. */
 export interface Link {
 	target: string;

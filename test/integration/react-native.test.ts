@@ -120,10 +120,33 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 		expect(JSON.parse(disk['sendonce:intent:checkout']!)).toMatchObject({key: intent.key, state: 'sending', attempts: 1});
 
 		const restarted = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
-		expect((await restarted.list()).map(stored => stored.key)).toEqual([intent.key]);
+		// What a form shows on the next launch: the request the user sent, read back from the disk.
+		expect((await restarted.list()).map(stored => [stored.key, stored.snapshot.request])).toEqual([[intent.key, {url: `${server.url}/orders`, method: 'POST', json: {order: 'rn-3'}}]]);
 		expect(await restarted.resume()).toMatchObject([{status: 'succeeded', key: intent.key, replayed: true}]);
 		expect(server.keys).toEqual([intent.key, intent.key]);
 		expect(server.effects.get('rn-3')).toBe(1);
+	});
+
+	test('why an intent was left unresolved survives a restart: AsyncStorage keeps it with the record', async () => {
+		const storage = classicMock();
+		const store = native.asyncStorageStore(storage);
+		const first = sendonce.createClient({...options, retry: {limit: 2, baseDelay: 1, maxDelay: 1}, sha256: native.sha256, store});
+		server.faults.push({type: 'error-before', status: 503}, {type: 'error-before', status: 503});
+		const result = await first.send('order', {url: `${server.url}/orders`, json: {order: 'rn-5'}});
+		expect(result).toMatchObject({status: 'unresolved', reason: 'exhausted', response: {status: 503}});
+
+		const restarted = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
+		const found = await restarted.get('order');
+		expect(found?.result).toMatchObject({status: 'unresolved', key: result.key, reason: 'exhausted', response: {status: 503}, attempts: 2, mayHaveBeenSent: true});
+		expect(found?.snapshot.request).toEqual({url: `${server.url}/orders`, method: 'POST', json: {order: 'rn-5'}});
+
+		// What `useIntent` (React Native uses sendonce/react's) gives a form on the next launch.
+		const {IntentObserver} = await import('../../src/bindings/intent-observer.js');
+		const observer = new IntentObserver(sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)}), 'order');
+		const unsubscribe = observer.subscribe(() => undefined);
+		await expect.poll(() => observer.getView().state).toBe('unresolved');
+		expect(observer.getView()).toMatchObject({request: {json: {order: 'rn-5'}}, result: {reason: 'exhausted', response: {status: 503}}});
+		unsubscribe();
 	});
 
 	test('a full disk (SQLITE_FULL) is a StoreError STORE_QUOTA from intent(), and nothing is sent', async () => {

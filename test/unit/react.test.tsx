@@ -10,7 +10,7 @@ const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;
 
 function Form({message = 'Hello'}: {message?: string}) {
 	const [text, setText] = useState(message);
-	const {state, attempts, key, mayHaveBeenSent, result, conflict, error, send, retry, discard} = useIntent('contact-form');
+	const {state, attempts, key, mayHaveBeenSent, result, request, conflict, error, send, retry, discard} = useIntent('contact-form');
 	const reason = result?.status === 'failed' ? (result.data as {reason?: string} | undefined)?.reason : undefined;
 	return (
 		<div>
@@ -18,6 +18,9 @@ function Form({message = 'Hello'}: {message?: string}) {
 			<output data-testid="key">{key ?? ''}</output>
 			<output data-testid="attempts">{attempts}</output>
 			<output data-testid="may">{String(mayHaveBeenSent)}</output>
+			<output data-testid="stored">{(request?.json as {message?: string} | undefined)?.message ?? ''}</output>
+			{/* An attribute: the page's own copy must stay the only text that says it. */}
+			<output data-testid="because" data-said={state === 'unresolved' ? messages.because(result) : ''} />
 			{state === 'sending' && <p>{messages.attempt(attempts)}</p>}
 			{state === 'succeeded' && <p>{messages.sent}{result?.status === 'succeeded' && result.replayed ? ` ${messages.replayed}` : ''}</p>}
 			{state === 'failed' && <p>{messages.refused(reason)}</p>}
@@ -180,11 +183,14 @@ describe('useIntent', () => {
 		await intent.send();
 
 		const api = fakeApi({status: 201});
-		mount(clientFor(api, store));
+		mount(clientFor(api, store), 'Something else');
 		await toBe('unresolved');
 		expect(screen.getByText(messages.mayHaveBeenSent)).toBeTruthy();
 		expect(screen.getByTestId('key').textContent).toBe(intent.key);
 		expect(api.seen).toHaveLength(0);
+		// What may have been sent, and why it is not known, as the page before the reload had them.
+		expect(screen.getByTestId('stored').textContent).toBe('Hello');
+		expect(screen.getByTestId('because').dataset.said).toBe('The server kept answering with errors (503).');
 	});
 
 	test('a 401 after a lost reply: "could not confirm", the key kept, and Retry after signing in sends it once', async () => {

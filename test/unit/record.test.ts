@@ -5,7 +5,8 @@ import {parseRecord, type IntentRecord} from '../../src/core/record.js';
 
 /*
  * The hand-written guard replaced a zod/mini schema (issue 12): it must accept and refuse
- * exactly what that schema did, and give back the same record. The schema, as it was:
+ * exactly what that schema did, and give back the same record. The schema, as it was, with the
+ * fields added since (`lastStatus` and `lastError`, issue 22):
  */
 const timestamp = z.number().check(z.nonnegative());
 const zodSchema = z.object({
@@ -25,6 +26,8 @@ const zodSchema = z.object({
 	expiresAt: timestamp,
 	updatedAt: timestamp,
 	reason: z.optional(z.string()),
+	lastStatus: z.optional(z.int()),
+	lastError: z.optional(z.string()),
 	lease: z.optional(z.object({owner: z.string(), until: timestamp})),
 });
 
@@ -40,6 +43,8 @@ const valid = (): IntentRecord => ({
 	expiresAt: 2,
 	updatedAt: 1,
 	reason: 'exhausted',
+	lastStatus: 503,
+	lastError: 'TimeoutError',
 	lease: {owner: 'tab', until: 3},
 });
 
@@ -59,6 +64,8 @@ const mutated = fc.tuple(
 	const record = structuredClone(valid()) as unknown as Record<string, Record<string, unknown> | unknown>;
 	if (dropOptional) {
 		delete record.reason;
+		delete record.lastStatus;
+		delete record.lastError;
 		delete record.lease;
 	}
 

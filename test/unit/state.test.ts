@@ -13,6 +13,27 @@ describe('an outcome another sender reports (observe)', () => {
 	});
 
 	test.each(['succeeded', 'failed'] as const)('never overrides the server\'s own answer (%s)', state => {
-		expect(() => reduce(record(state), {type: 'observe', state: 'unresolved', attempts: 3, reason: 'exhausted', at: 5})).toThrow(`sendonce: a ${state} intent cannot change`);
+		expect(() => reduce(record(state), {type: 'observe', state: 'unresolved', attempts: 3, cause: {reason: 'exhausted'}, at: 5})).toThrow(`sendonce: a ${state} intent cannot change`);
+	});
+});
+
+describe('why an intent is unresolved', () => {
+	test('is kept with the record when it becomes unresolved: the reason, the last status and the last error\'s name', () => {
+		const next = reduce(record('sending', 3), {type: 'unresolve', cause: {reason: 'exhausted', lastStatus: 503}, at: 5});
+		expect(next).toEqual({...record('unresolved', 3), updatedAt: 5, reason: 'exhausted', lastStatus: 503});
+	});
+
+	test('is dropped by the next attempt, and replaced by the next cause', () => {
+		const unresolved = reduce(record('sending', 3), {type: 'unresolve', cause: {reason: 'exhausted', lastError: 'TimeoutError'}, at: 5});
+		const sending = reduce(unresolved, {type: 'attempt', at: 6});
+		expect(sending).not.toHaveProperty('reason');
+		expect(sending).not.toHaveProperty('lastError');
+		expect(reduce(sending, {type: 'unresolve', cause: {reason: 'refused', lastStatus: 401}, at: 7})).toMatchObject({reason: 'refused', lastStatus: 401});
+		expect(reduce(sending, {type: 'unresolve', cause: {reason: 'refused', lastStatus: 401}, at: 7})).not.toHaveProperty('lastError');
+	});
+
+	test('comes with an outcome another sender reports', () => {
+		const observed = reduce(record('sending', 1), {type: 'observe', state: 'unresolved', attempts: 2, cause: {reason: 'exhausted', lastError: 'TypeError'}, at: 5});
+		expect(observed).toMatchObject({state: 'unresolved', attempts: 2, reason: 'exhausted', lastError: 'TypeError'});
 	});
 });

@@ -4,6 +4,7 @@ import {createClient, indexedDbStore} from '../../src/index.js';
 import type {IntentRecord} from '../../src/core/record.js';
 import {installSendOnce} from '../../src/sw.js';
 import {keepDelivered} from '../../src/sw/delivered.js';
+import {messages} from '../../src/core/messages.js';
 
 const record = (scope: string, key: string): IntentRecord => ({
 	v: 1,
@@ -236,5 +237,43 @@ describe('every trigger covers every intent stored when it fires', () => {
 
 		expect(seen).toEqual(['k-1', 'k-2']);
 		expect(await notes(raw)).toEqual({'intent:first': ['succeeded', 1], 'intent:second': ['succeeded', 1]});
+	});
+});
+
+describe('an intent the worker leaves unresolved', () => {
+	/** A stored intent never attempted, as a tab leaves it when it closes after `intent()`. */
+	const stored = (scope: string, key: string): IntentRecord => {
+		const {lease: _, ...rest} = record(scope, key);
+		return {...rest, state: 'pending', attempts: 0};
+	};
+
+	const activate = (fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>) => {
+		let kept: Promise<unknown> | undefined;
+		const listeners = new Map<string, (event: Event) => void>();
+		installSendOnce({addEventListener: (type, listener) => listeners.set(type, listener), clients: {matchAll: async () => []}}, {fetch, retry: {limit: 1, budget: false}});
+		listeners.get('activate')!(Object.assign(new Event('activate'), {waitUntil: (promise: Promise<unknown>) => {
+			kept = promise;
+		}}));
+		return kept!;
+	};
+
+	const signedOut = async () => new Response('{"reason":"no session"}', {status: 401, headers: {'content-type': 'application/json'}});
+	const offline = async (): Promise<Response> => {
+		throw new TypeError('Failed to fetch');
+	};
+
+	test.each([
+		['a refusal the worker cannot act on (401)', signedOut, {reason: 'refused', lastStatus: 401}, messages.notConfirmed(401)],
+		['a network that fails', offline, {reason: 'exhausted', lastError: 'TypeError'}, 'The connection failed before the server could confirm it.'],
+	] as const)('%s: the worker stores why, and a page opened later says so', async (_name, fetch, cause, said) => {
+		const raw = indexedDbStore();
+		await raw.set('intent:contact', stored('contact', 'k-1'));
+
+		await activate(fetch);
+
+		expect(await raw.get('intent:contact')).toMatchObject({key: 'k-1', state: 'unresolved', attempts: 1, ...cause});
+		const found = await createClient({store: indexedDbStore()}).get('contact');
+		expect(found?.result).toMatchObject({status: 'unresolved', key: 'k-1', reason: cause.reason});
+		expect(messages.because(found?.result)).toBe(said);
 	});
 });

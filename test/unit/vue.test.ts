@@ -13,7 +13,7 @@ const Form = defineComponent({
 	props: {message: {type: String, default: 'Hello'}},
 	setup(props) {
 		const text = ref(props.message);
-		const {state, attempts, key, mayHaveBeenSent, result, conflict, error, send, retry, discard} = useIntent('contact-form');
+		const {state, attempts, key, mayHaveBeenSent, result, request, conflict, error, send, retry, discard} = useIntent('contact-form');
 		return () => {
 			const reason = result.value?.status === 'failed' ? (result.value.data as {reason?: string} | undefined)?.reason : undefined;
 			return h('div', [
@@ -21,6 +21,8 @@ const Form = defineComponent({
 				h('output', {'data-testid': 'key'}, key.value ?? ''),
 				h('output', {'data-testid': 'attempts'}, String(attempts.value)),
 				h('output', {'data-testid': 'may'}, String(mayHaveBeenSent.value)),
+				h('output', {'data-testid': 'stored'}, (request.value?.json as {message?: string} | undefined)?.message ?? ''),
+				h('output', {'data-testid': 'because', 'data-said': state.value === 'unresolved' ? messages.because(result.value) : ''}),
 				state.value === 'sending' && h('p', messages.attempt(attempts.value)),
 				state.value === 'succeeded' && h('p', `${messages.sent}${result.value?.status === 'succeeded' && result.value.replayed ? ` ${messages.replayed}` : ''}`),
 				state.value === 'failed' && h('p', messages.refused(reason)),
@@ -205,11 +207,14 @@ describe('useIntent (Vue)', () => {
 		await intent.send();
 
 		const api = fakeApi({status: 201});
-		render(clientFor(api, store));
+		render(clientFor(api, store), 'Something else');
 		await toBe('unresolved');
 		expect(page.text()).toContain(messages.mayHaveBeenSent);
 		expect(text('key')).toBe(intent.key);
 		expect(api.seen).toHaveLength(0);
+		// What may have been sent, and why it is not known, as the page before the reload had them.
+		expect(text('stored')).toBe('Hello');
+		expect(page.get('[data-testid="because"]').attributes('data-said')).toBe('The server kept answering with errors (503).');
 	});
 
 	test('discard() forgets the intent and returns to idle', async () => {
