@@ -31,14 +31,16 @@ export const CORE_TARGET = 10 * 1024;
  * IndexedDB connection that closes on versionchange; a BroadcastChannel the browser refuses; React
  * Native's URL) cost 0.57 KiB. Issue 22's (`snapshot.request`, the stored request parsed and frozen
  * for a form to show again; why an intent is unresolved kept with its record and read back as its
- * result after a reload) cost 0.24 KiB, 0.13 KiB of it within the old budget. A binding's budget is
- * what it adds to the core.
+ * result after a reload) cost 0.24 KiB, 0.13 KiB of it within the old budget, and its review's
+ * fixes (the content type with the request, JSON shown only where it round-trips, a refusal of the
+ * only attempt said so) 31 B more. A binding's budget is what it adds to the core; Vue's observer
+ * (the conflict kept through a failed send) went 36 B over its 1.5 KiB.
  */
 export const BUDGETS = {
-	core: 18.875 * 1024,
+	core: 19 * 1024,
 	memoryStore: 1024,
 	react: 1.5 * 1024,
-	vue: 1.5 * 1024,
+	vue: 1.625 * 1024,
 	'react-native': 1.25 * 1024,
 	ky: 1024,
 	axios: 1024,

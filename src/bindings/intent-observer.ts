@@ -145,8 +145,9 @@ export class IntentObserver implements IntentActions {
 
 	readonly send = async (request: IntentRequest, options?: IntentOptions): Promise<IntentResult | undefined> => {
 		this.#acted = true;
-		// Synchronously 'pending': a button disabled by `state` cannot be pressed twice.
-		this.#set({conflict: undefined, error: undefined, preparing: true});
+		// Synchronously 'pending': a button disabled by `state` cannot be pressed twice. The conflict
+		// stays until an intent replaces it: a send that fails leaves the user where they were.
+		this.#set({error: undefined, preparing: true});
 		let intent: Intent;
 		try {
 			intent = await this.#client.intent(this.#scope, request, options);

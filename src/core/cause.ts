@@ -1,11 +1,7 @@
-import type {IntentRecord} from './record.js';
+import type {Cause, IntentRecord} from './record.js';
+import {mayHaveBeenSent} from './state.js';
 import type {IntentResult, UnresolvedReason} from './types.js';
 
-/**
- * Why an intent is unresolved, as its record keeps it: the reason, the status of the last answer
- * and the name of the last error, where there was one. Never a body or a header.
- */
-export type Cause = Pick<IntentRecord, 'reason' | 'lastStatus' | 'lastError'>;
 
 /** What the record keeps of an unresolved `result`, so that a page can say why after a reload. */
 export function causeOf(result: Extract<IntentResult, {status: 'unresolved'}>): Cause {
@@ -21,7 +17,9 @@ export function causeOf(result: Extract<IntentResult, {status: 'unresolved'}>): 
  */
 export function storedResult(record: IntentRecord): IntentResult | undefined {
 	const {key, reason, lastStatus, lastError, attempts} = record;
-	if (record.state !== 'unresolved' || !reason) return undefined;
+	// A record an earlier version wrote (an older service worker may still write them) keeps no
+	// cause: no result, rather than a sentence its reason alone cannot finish.
+	if (record.state !== 'unresolved' || !reason || (lastStatus === undefined && lastError === undefined)) return undefined;
 	return {
 		status: 'unresolved',
 		key,
@@ -29,7 +27,6 @@ export function storedResult(record: IntentRecord): IntentResult | undefined {
 		error: lastError ? Object.assign(new Error(lastError), {name: lastError}) : undefined,
 		...(lastStatus ? {response: {status: lastStatus, headers: {}}} : {}),
 		attempts,
-		// Unresolved: once an attempt started, it may have happened.
-		mayHaveBeenSent: attempts > 0,
+		mayHaveBeenSent: mayHaveBeenSent('unresolved', attempts, reason),
 	};
 }

@@ -161,7 +161,7 @@ export class Intent<Data = unknown> {
 
 	/** An attempt started and the server did not refuse it: the action may have happened. */
 	get mayHaveBeenSent(): boolean {
-		return mayHaveBeenSent(this.#record.state, this.#record.attempts);
+		return mayHaveBeenSent(this.#record.state, this.#record.attempts, this.#record.reason);
 	}
 
 	/** The last result of `send()` in this page. */
@@ -734,7 +734,7 @@ export class Intent<Data = unknown> {
 			error: answer && 'error' in answer ? answer.error : undefined,
 			...(answer && 'response' in answer ? {response: answer.response, data: answer.data} : {}),
 			attempts: this.attempts,
-			mayHaveBeenSent: mayHaveBeenSent(unresolving ? 'unresolved' : this.#record.state, this.attempts),
+			mayHaveBeenSent: mayHaveBeenSent(unresolving ? 'unresolved' : this.#record.state, this.attempts, reason),
 		};
 		return this.#finish(unresolving ? {type: 'unresolve', cause: causeOf(result), at: Date.now()} : undefined, result);
 	}
@@ -867,7 +867,7 @@ export class Intent<Data = unknown> {
 			attempts: record.attempts,
 			createdAt: record.createdAt,
 			expiresAt: record.expiresAt,
-			mayHaveBeenSent: mayHaveBeenSent(record.state, record.attempts),
+			mayHaveBeenSent: mayHaveBeenSent(record.state, record.attempts, record.reason),
 			result: this.#result,
 			discarded: this.#discarded,
 			request: this.#request,

@@ -62,7 +62,7 @@ export const messages: Messages = {
 		const status = result.response?.status;
 		const {reason} = result;
 		return reason === 'refused'
-			? messages.notConfirmed(status)
+			? (result.mayHaveBeenSent ? messages.notConfirmed(status) : `The server refused it${status ? ` (${status})` : ''} before it could happen. Sign in again and retry.`)
 			: reason === 'redirected' ? 'It was sent to a sign-in page instead.'
 				: reason === 'transport' ? 'Its answer could not be read.'
 					: reason === 'aborted' ? 'Sending was stopped.'
@@ -71,7 +71,7 @@ export const messages: Messages = {
 								: (result.error as Error | undefined)?.name === 'TimeoutError' ? 'The server did not answer in time.'
 									: 'The connection failed before the server could confirm it.';
 	},
-	notConfirmed: status => `We could not confirm it: the server refused (${status}) after an earlier try may have reached it. Sign in again and retry; it will not be sent twice.`,
+	notConfirmed: status => `We could not confirm it: the server refused${status ? ` (${status})` : ''} after an earlier try may have reached it. Sign in again and retry; it will not be sent twice.`,
 	retryHint: 'Retry asks again with the same key: the server will not deliver it twice.',
 	expired: 'It is too late to ask again safely: check whether it arrived before you send it again.',
 	conflict: 'Your earlier message may have been sent, and the text has changed. Retry the earlier message, or send this text as a new message?',

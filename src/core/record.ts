@@ -93,3 +93,9 @@ export function parseRecord(value: unknown): {record: IntentRecord} | {problem: 
 	if (lease) record.lease = {owner: lease.owner, until: lease.until};
 	return {record: record as unknown as IntentRecord};
 }
+
+/**
+ * Why an intent is unresolved, as its record keeps it: the reason, the status of the last answer
+ * and the name of the last error, where there was one. Never a body or a header.
+ */
+export type Cause = Pick<IntentRecord, 'reason' | 'lastStatus' | 'lastError'>;

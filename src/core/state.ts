@@ -1,5 +1,4 @@
-import type {Cause} from './cause.js';
-import type {IntentRecord} from './record.js';
+import type {Cause, IntentRecord} from './record.js';
 import type {IntentState} from './types.js';
 
 /*
@@ -53,9 +52,13 @@ export function isSendable(record: IntentRecord, now: number): boolean {
 	return isResumable(record.state) && isInsideWindow(record, now);
 }
 
-/** May the action have happened? Once an attempt started, unless the server refused it. */
-export function mayHaveBeenSent(state: IntentState, attempts: number): boolean {
-	return attempts > 0 && state !== 'failed';
+/**
+ * May the action have happened? Once an attempt started, unless the server refused it: a refusal
+ * (`reason: 'refused'`, a 401 left unresolved to retry after signing in) says so only when an
+ * earlier attempt may have reached the server, as classification reads it.
+ */
+export function mayHaveBeenSent(state: IntentState, attempts: number, reason?: string): boolean {
+	return attempts > (reason === 'refused' ? 1 : 0) && state !== 'failed';
 }
 
 /** Everything that can happen to a stored intent. */

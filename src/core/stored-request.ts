@@ -8,13 +8,18 @@ import type {StoredRequest} from './types.js';
  */
 export function storedRequest({url, method, headers, body}: IntentRecord['request']): StoredRequest {
 	let json: unknown;
-	if (body !== undefined && /\bjson\b/i.test(headers['content-type'] ?? '')) {
+	if (body !== undefined) {
 		try {
-			json = JSON.parse(body, (_, value: unknown) => Object.freeze(value));
+			// JSON only where it gives back the very bytes sent: a number beyond 2^53, spaces or
+			// escapes the app wrote would make a re-sent `json` another request. Those stay text.
+			const parsed = JSON.parse(body) as unknown;
+			if (JSON.stringify(parsed) === body) json = JSON.parse(body, (_, value: unknown) => Object.freeze(value));
 		} catch {
-			// A JSON type over bytes that are not JSON (a `body` the app labelled so): shown as text.
+			// Not JSON: shown as text.
 		}
 	}
 
-	return Object.freeze(json === undefined ? {url, method, ...(body === undefined ? {} : {body})} : {url, method, json});
+	// The content type goes with the body (it was stored; nothing secret): re-sending this request sends the same bytes, labelled the same.
+	const type = headers['content-type'] === undefined ? {} : {headers: Object.freeze({'content-type': headers['content-type']})};
+	return Object.freeze(json === undefined ? {url, method, ...(body === undefined ? {} : {body}), ...type} : {url, method, json, ...type});
 }

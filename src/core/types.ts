@@ -170,10 +170,15 @@ export interface StoredRequest {
 	/** The URL, resolved against the page when it was relative. */
 	readonly url: string;
 	readonly method: IntentMethod;
-	/** The body sent as JSON (a JSON `content-type`), parsed again from the stored bytes: object keys sorted. */
+	/**
+	 * The body, parsed, where it is JSON that gives back the very bytes sent (sendonce writes `json`
+	 * so, object keys sorted). Frozen: copy it before editing it.
+	 */
 	readonly json?: unknown;
 	/** Any other body, as the text that is sent (a `URLSearchParams` as its form-encoded text). */
 	readonly body?: string;
+	/** The stored `content-type`, so that sending this request again labels the body as it was. */
+	readonly headers?: Readonly<{'content-type': string}>;
 }
 
 /**

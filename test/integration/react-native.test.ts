@@ -121,7 +121,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 
 		const restarted = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
 		// What a form shows on the next launch: the request the user sent, read back from the disk.
-		expect((await restarted.list()).map(stored => [stored.key, stored.snapshot.request])).toEqual([[intent.key, {url: `${server.url}/orders`, method: 'POST', json: {order: 'rn-3'}}]]);
+		expect((await restarted.list()).map(stored => [stored.key, stored.snapshot.request])).toEqual([[intent.key, {url: `${server.url}/orders`, method: 'POST', json: {order: 'rn-3'}, headers: {'content-type': 'application/json'}}]]);
 		expect(await restarted.resume()).toMatchObject([{status: 'succeeded', key: intent.key, replayed: true}]);
 		expect(server.keys).toEqual([intent.key, intent.key]);
 		expect(server.effects.get('rn-3')).toBe(1);
@@ -132,13 +132,13 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 		const store = native.asyncStorageStore(storage);
 		const first = sendonce.createClient({...options, retry: {limit: 2, baseDelay: 1, maxDelay: 1}, sha256: native.sha256, store});
 		server.faults.push({type: 'error-before', status: 503}, {type: 'error-before', status: 503});
-		const result = await first.send('order', {url: `${server.url}/orders`, json: {order: 'rn-5'}});
+		const result = await first.send('order', {url: `${server.url}/orders`, json: {order: 'rn-5'}, headers: {'content-type': 'application/json'}});
 		expect(result).toMatchObject({status: 'unresolved', reason: 'exhausted', response: {status: 503}});
 
 		const restarted = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
 		const found = await restarted.get('order');
 		expect(found?.result).toMatchObject({status: 'unresolved', key: result.key, reason: 'exhausted', response: {status: 503}, attempts: 2, mayHaveBeenSent: true});
-		expect(found?.snapshot.request).toEqual({url: `${server.url}/orders`, method: 'POST', json: {order: 'rn-5'}});
+		expect(found?.snapshot.request).toEqual({url: `${server.url}/orders`, method: 'POST', json: {order: 'rn-5'}, headers: {'content-type': 'application/json'}});
 
 		// What `useIntent` (React Native uses sendonce/react's) gives a form on the next launch.
 		const {IntentObserver} = await import('../../src/bindings/intent-observer.js');
@@ -166,7 +166,7 @@ describe('on a Hermes-like runtime, over AsyncStorage', () => {
 		const storage = await v3Mock('rn-prefix');
 		await storage.setItem('user-settings', '{"theme":"dark"}');
 		const client = sendonce.createClient({...options, sha256: native.sha256, store: native.asyncStorageStore(storage)});
-		await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-5'}});
+		await client.intent('order', {url: `${server.url}/orders`, json: {order: 'rn-5'}, headers: {'content-type': 'application/json'}});
 
 		expect([...await storage.getAllKeys()].sort()).toEqual(['sendonce:intent:order', 'user-settings']);
 		await client.clear();

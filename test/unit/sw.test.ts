@@ -263,7 +263,8 @@ describe('an intent the worker leaves unresolved', () => {
 	};
 
 	test.each([
-		['a refusal the worker cannot act on (401)', signedOut, {reason: 'refused', lastStatus: 401}, messages.notConfirmed(401)],
+		// Its only attempt was refused: nothing happened, and the page says so (not "may have reached it").
+		['a refusal the worker cannot act on (401)', signedOut, {reason: 'refused', lastStatus: 401}, 'The server refused it (401) before it could happen. Sign in again and retry.'],
 		['a network that fails', offline, {reason: 'exhausted', lastError: 'TypeError'}, 'The connection failed before the server could confirm it.'],
 	] as const)('%s: the worker stores why, and a page opened later says so', async (_name, fetch, cause, said) => {
 		const raw = indexedDbStore();
