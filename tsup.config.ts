@@ -12,6 +12,7 @@ export default defineConfig({
 		'server/redis': 'src/server/redis.ts',
 		'server/postgres': 'src/server/postgres.ts',
 		'server/kysely': 'src/server/kysely.ts',
+		fetch: 'src/integrations/fetch.ts',
 		ky: 'src/integrations/ky.ts',
 		axios: 'src/integrations/axios.ts',
 		'tanstack-query': 'src/integrations/tanstack-query.ts',

@@ -18,6 +18,19 @@ const EXTERNAL = ['react', 'react/*', 'react-dom', 'react-dom/*', 'vue', 'react-
 
 /** What the lean-core issue asked of the core, all in: reported beside the budget. */
 export const CORE_TARGET = 10 * 1024;
+/** What issue 23 asks a contact form to pay (`createClient` with IndexedDB, production build). */
+export const CONTACT_FORM_TARGET = 12 * 1024;
+
+/**
+ * A contact form, all it imports: a client with the default store (IndexedDB), one intent, sent.
+ * Bundled in one file, as the figure a page pays whether or not its bundler splits the stores off.
+ */
+const CONTACT_FORM = `import {createClient} from ${JSON.stringify(source('index'))};
+const client = createClient();
+export async function submit(form: Record<string, string>) {
+	const intent = await client.intent('contact-form', {url: '/api/contact', json: form});
+	return intent.send();
+}`;
 
 /**
  * Minified + gzipped bytes each measure may cost. The core's budget stands above its 10 KiB
@@ -33,26 +46,30 @@ export const CORE_TARGET = 10 * 1024;
  * for a form to show again; why an intent is unresolved kept with its record and read back as its
  * result after a reload) cost 0.24 KiB, 0.13 KiB of it within the old budget, and its review's
  * fixes (the content type with the request, JSON shown only where it round-trips, a refusal of the
- * only attempt said so) 31 B more. A binding's budget is what it adds to the core; Vue's observer
- * (the conflict kept through a failed send) went 36 B over its 1.5 KiB.
+ * only attempt said so) 31 B more; Vue's observer (the conflict kept through a failed send) 36 B.
+ * Issue 23 moved `client.fetch`/`createFetch` to `sendonce/fetch` (0.93 KiB off the core);
+ * sendonce/ky and sendonce/axios send through it, so it now counts in what they add. A binding's
+ * budget is what it adds to the core.
  */
 export const BUDGETS = {
-	core: 19 * 1024,
+	core: 18 * 1024,
+	contactForm: 17.75 * 1024,
 	memoryStore: 1024,
 	react: 1.5 * 1024,
 	vue: 1.625 * 1024,
 	'react-native': 1.25 * 1024,
-	ky: 1024,
-	axios: 1024,
+	fetch: 1.125 * 1024,
+	ky: 1.5 * 1024,
+	axios: 1.5 * 1024,
 	'tanstack-query': 1024,
 } as const;
 
 /** The entries measured on top of the core, when their source exists. */
-const ON_TOP = ['react', 'vue', 'react-native', 'ky', 'axios', 'tanstack-query'] as const;
+const ON_TOP = ['react', 'vue', 'react-native', 'fetch', 'ky', 'axios', 'tanstack-query'] as const;
 /** Entries whose source is not `src/<name>.ts`. */
 const SOURCES: Partial<Record<string, string>> = {
 	react: 'bindings/react', vue: 'bindings/vue', 'react-native': 'bindings/react-native',
-	ky: 'integrations/ky', axios: 'integrations/axios', 'tanstack-query': 'integrations/tanstack-query',
+	fetch: 'integrations/fetch', ky: 'integrations/ky', axios: 'integrations/axios', 'tanstack-query': 'integrations/tanstack-query',
 };
 type OnTop = typeof ON_TOP[number];
 
@@ -60,6 +77,13 @@ export interface SizeReport {
 	/** `import * from 'sendonce'`, every chunk in one bundle. */
 	core: number;
 	coreMinified: number;
+	/**
+	 * {@link CONTACT_FORM}, minified and gzipped: built for production (`process.env.NODE_ENV`
+	 * defined as `"production"`, as React's and Vue's bundlers do), and without that define.
+	 */
+	contactForm: {production: number; undefined: number};
+	/** Minified bytes of each file in the contact form's production bundle, largest first. */
+	contactFormFiles: Array<{name: string; minified: number}>;
 	/** `import {memoryStore} from 'sendonce'`. */
 	memoryStore: number;
 	/**
@@ -93,7 +117,7 @@ interface Bundled {
 }
 
 /** `contents` (an ES module importing the sources) as an app's bundler would ship it. */
-async function bundle(contents: string, {splitting = false, external = [] as string[]} = {}): Promise<Bundled> {
+async function bundle(contents: string, {splitting = false, external = [] as string[], define = {} as Record<string, string>} = {}): Promise<Bundled> {
 	const result = await build({
 		stdin: {contents, resolveDir: ROOT, loader: 'ts', sourcefile: 'app.ts'},
 		bundle: true,
@@ -106,6 +130,7 @@ async function bundle(contents: string, {splitting = false, external = [] as str
 		write: false,
 		metafile: true,
 		external: [...EXTERNAL, ...external],
+		define,
 		logLevel: 'silent',
 	});
 	const gz = (bytes: Uint8Array) => gzipSync(bytes, {level: 9}).length;
@@ -129,6 +154,8 @@ const everything = (...names: string[]) => names.map(name => `export * from ${JS
 export async function measureSizes(): Promise<SizeReport> {
 	const core = await bundle(everything('index'));
 	const withoutIdb = await bundle(everything('index'), {external: ['idb-keyval']});
+	const contactForm = await bundle(CONTACT_FORM, {define: {'process.env.NODE_ENV': '"production"'}});
+	const contactFormUndefined = await bundle(CONTACT_FORM);
 	const memory = await bundle(`export {memoryStore} from ${JSON.stringify(source('index'))};`);
 	const app = (options: string) => `import {createClient, memoryStore} from ${JSON.stringify(source('index'))};\nexport const client = createClient(${options});`;
 	const memoryApp = await bundle(app('{store: memoryStore(), fetch: (input, init) => fetch(input, init)}'), {splitting: true});
@@ -143,13 +170,16 @@ export async function measureSizes(): Promise<SizeReport> {
 		worker: (await bundle(`export {installSendOnce} from ${JSON.stringify(source('sw'))};`)).gzip,
 		page: (await bundle(`export {backgroundSync} from ${JSON.stringify(source('sw'))};`)).gzip,
 	} : undefined;
-	const files = Object.entries(core.inputs)
-		.filter(([input]) => input.startsWith('src/'))
-		.map(([name, minified]) => ({name, minified}))
+	const ownFiles = (inputs: Record<string, number>, all = false) => Object.entries(inputs)
+		.filter(([input]) => all || input.startsWith('src/'))
+		.map(([name, minified]) => ({name: name.replace(/^.*node_modules\//, ''), minified}))
 		.sort((a, b) => b.minified - a.minified);
+	const files = ownFiles(core.inputs);
 	return {
 		core: core.gzip,
 		coreMinified: core.minified,
+		contactForm: {production: contactForm.gzip, undefined: contactFormUndefined.gzip},
+		contactFormFiles: ownFiles(contactForm.inputs, true).filter(file => file.minified > 0),
 		memoryStore: memory.gzip,
 		initial: {memoryApp: memoryApp.entry, autoApp: autoApp.entry},
 		idbKeyval: core.gzip - withoutIdb.gzip,
@@ -175,6 +205,9 @@ export function formatSizes(report: SizeReport): string {
 		['`sendonce`, every export, all in', bytes(report.core), kib(BUDGETS.core), verdict(report.core, BUDGETS.core)],
 		['`sendonce`, against the 10 KiB target', '', kib(CORE_TARGET), verdict(report.core, CORE_TARGET)],
 		['of which idb-keyval', bytes(report.idbKeyval), '', ''],
+		['a contact form: `createClient()` (IndexedDB), `intent()`, `send()`, production build', bytes(report.contactForm.production), kib(BUDGETS.contactForm), verdict(report.contactForm.production, BUDGETS.contactForm)],
+		['a contact form, against the 12 KiB target', '', kib(CONTACT_FORM_TARGET), verdict(report.contactForm.production, CONTACT_FORM_TARGET)],
+		['a contact form, `process.env.NODE_ENV` left undefined', bytes(report.contactForm.undefined), '', ''],
 		['`memoryStore` alone', bytes(report.memoryStore), kib(BUDGETS.memoryStore), verdict(report.memoryStore, BUDGETS.memoryStore)],
 		['an app with `memoryStore()` and its own `fetch`, before its first intent', bytes(report.initial.memoryApp), '', 'the browser stores are not loaded'],
 		['an app with the default store, before the store is opened', bytes(report.initial.autoApp), '', 'IndexedDB and sessionStorage load on first use'],
@@ -196,7 +229,7 @@ export function formatSizes(report: SizeReport): string {
 
 /** Whether every budget holds. */
 export function withinBudgets(report: SizeReport): boolean {
-	return report.core <= BUDGETS.core && report.memoryStore <= BUDGETS.memoryStore && report.onTop.every(entry => entry.onTop <= entry.budget);
+	return report.core <= BUDGETS.core && report.contactForm.production <= BUDGETS.contactForm && report.memoryStore <= BUDGETS.memoryStore && report.onTop.every(entry => entry.onTop <= entry.budget);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -1,5 +1,5 @@
 import type {Intent} from './intent.js';
-import type {IntentInit, IntentOptions, IntentRequest, IntentResult, SendOptions} from './types.js';
+import type {IntentOptions, IntentRequest, IntentResult, SendOptions} from './types.js';
 
 /**
  * The sendonce client.
@@ -19,13 +19,10 @@ export interface SendOnceClient {
 	 */
 	send<Data = unknown>(scope: string, request: IntentRequest<Data>, options?: IntentOptions & SendOptions): Promise<IntentResult<Data>>;
 	/**
-	 * `fetch`, with an intent for every POST, PUT, PATCH and DELETE (see {@link IntentInit}): the
-	 * same key across retries, reloads and restarts. It resolves to the `Response` of a settled
-	 * intent (a 2xx, or a definitive 4xx, as fetch would) and rejects with `OutcomeUnknownError`
-	 * when it may have been sent. GET, HEAD and OPTIONS go straight to the transport. A function,
-	 * bound: hand it to anything that takes a `fetch`.
+	 * @deprecated Moved to its own entry, so that an app that sends with `send()` does not pay for
+	 * it: `import {createFetch} from 'sendonce/fetch'`, then `createFetch(client)`.
 	 */
-	readonly fetch: (input: RequestInfo | URL, init?: IntentInit) => Promise<Response>;
+	readonly fetch?: never;
 	/** The stored, unsettled intent for `scope`. */
 	get(scope: string): Promise<Intent | undefined>;
 	/** Every stored, unsettled intent. */

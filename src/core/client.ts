@@ -12,54 +12,8 @@ import {isResumable, isSendable, isSettled, reduce} from './state.js';
 import {probe} from '../stores/probe.js';
 import {resolveStoreWithOthers} from '../stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
-import {OutcomeUnknownError} from './errors/outcome-unknown-error.js';
-import {toResponse} from './response.js';
-import type {ClientOptions, IntentInit, IntentMethod, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceEvent, SendOptions} from './types.js';
+import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceEvent, SendOptions} from './types.js';
 import type {SendOnceClient} from './client-api.js';
-
-/** Methods `client.fetch()` passes straight to the transport: they need no intent. */
-const PASS_THROUGH = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** Body types a `Request` may carry that are text, and so can be stored and sent again. */
-const TEXT_BODY = /^(?:text\/|application\/(?:[\w.-]+\+)?(?:json|xml|x-www-form-urlencoded|javascript)\b)/i;
-
-/** The body of `request`, read once, when it is text; a binary or multipart body is refused. */
-async function textOf(request: Request): Promise<string> {
-	const type = request.headers.get('content-type') ?? '';
-	const refused = (what: string) => new InvalidRequestError(`\`body\` is ${what}: use text, JSON or a form, which can be stored and sent again byte for byte`);
-	if (type && !TEXT_BODY.test(type)) throw refused(type);
-	try {
-		// Bytes that are not UTF-8 would be sent again as other bytes.
-		return new TextDecoder('utf-8', {fatal: true, ignoreBOM: true}).decode(await request.arrayBuffer());
-	} catch {
-		throw refused('not UTF-8 text');
-	}
-}
-
-/**
- * `RequestInit` members a stored intent cannot carry to its later attempts (after a reload,
- * from `resume()`), with the value `fetch` uses without them: any other value is refused
- * rather than dropped. Set them on the transport (the `fetch` option) instead.
- */
-const UNSTORED_INIT = {credentials: 'same-origin', mode: 'cors', redirect: 'follow', cache: 'default', referrerPolicy: '', keepalive: false, integrity: '', priority: 'auto'} as const;
-
-function checkUnstored(source: Request | undefined, init: RequestInit): void {
-	for (const [name, usual] of Object.entries(UNSTORED_INIT)) {
-		const given = (init as Record<string, unknown>)[name] ?? (source as unknown as Record<string, unknown> | undefined)?.[name];
-		if (given !== undefined && given !== usual && !(name === 'referrerPolicy' && given === 'strict-origin-when-cross-origin')) {
-			throw new InvalidRequestError(`\`${name}: ${JSON.stringify(given)}\` cannot be kept for the intent's retries after a reload: set it in the client's \`fetch\` option instead`);
-		}
-	}
-}
-
-/** An absolute URL for a default scope (the page's location resolves a path). */
-function resolveUrl(url: string): string {
-	try {
-		return new URL(url, (globalThis as {location?: {href?: string}}).location?.href).href;
-	} catch {
-		return url;
-	}
-}
 
 /** How many stored intents `resume()` sends at once: the connections a browser opens per host. */
 export const RESUME_CONCURRENCY = 6;
@@ -75,7 +29,7 @@ function checkScope(scope: unknown): string {
 	return scope;
 }
 
-class Client implements SendOnceClient, IntentContext {
+export class Client implements SendOnceClient, IntentContext {
 	readonly options: NormalizedOptions;
 	readonly records: Records;
 	readonly transport: Transport;
@@ -131,56 +85,21 @@ class Client implements SendOnceClient, IntentContext {
 	}
 
 	async send<Data = unknown>(scope: string, request: IntentRequest<Data>, {replace = false, signal}: IntentOptions & SendOptions = {}): Promise<IntentResult<Data>> {
-		return (await this.#sendNow(scope, request, replace, signal)).result as IntentResult<Data>;
+		return (await this.sendNow(scope, request, replace, signal)).result as IntentResult<Data>;
 	}
 
 	/**
-	 * The one-call path: find or create the intent, send it. A press that joined a stored
+	 * @internal The one-call path (`send()`, and `sendonce/fetch`): find or create the intent, send it. A press that joined a stored
 	 * intent which then vanished unsent by this tab (another tab had settled it, its record not
 	 * yet deleted) is a new action, made once more.
 	 */
-	async #sendNow(scope: string, request: IntentRequest<unknown>, replace: boolean, signal: AbortSignal | undefined): Promise<{intent: Intent; result: IntentResult; created: boolean}> {
+	async sendNow(scope: string, request: IntentRequest<unknown>, replace: boolean, signal: AbortSignal | undefined): Promise<{intent: Intent; result: IntentResult; created: boolean}> {
 		for (let tries = 0; ; tries++) {
 			const {intent, claim, written} = await this.#findOrCreate(scope, request, replace, true);
 			const result = await (claim ? intent.sendClaimed(claim, written, false, signal) : intent.send({signal})) as IntentResult;
 			if (!intent.vanished || signal?.aborted || tries > 0) return {intent, result, created: written !== undefined};
 		}
 	}
-
-	/**
-	 * `fetch`, with an intent for every POST, PUT, PATCH and DELETE: the same key across
-	 * retries, reloads and restarts. GET, HEAD and OPTIONS pass straight through.
-	 */
-	readonly fetch = async (input: RequestInfo | URL, init: IntentInit = {}): Promise<Response> => {
-		const {intent: named, ...rest} = init;
-		const source = input instanceof Request ? input : undefined;
-		const method = (rest.method ?? source?.method ?? 'GET').toUpperCase();
-		if (PASS_THROUGH.has(method)) {
-			const transport = this.options.fetch;
-			return typeof transport === 'function' && !('extend' in transport) ? transport(input, rest) : fetch(input, rest);
-		}
-
-		checkUnstored(source, rest);
-		const headers = new Headers(source?.headers);
-		new Headers(rest.headers).forEach((value, name) => headers.set(name, value));
-		const body = rest.body ?? (source?.body ? await textOf(source) : undefined);
-		const url = source ? source.url : String(input);
-		const {scope, replace = false} = typeof named === 'object' ? named : {scope: named ?? `${method} ${resolveUrl(url)}`};
-		const request = {url, method: method as IntentMethod, headers: [...headers] as Array<[string, string]>, ...(body === undefined || body === null ? {} : {body: body as string})};
-		const signal = rest.signal ?? source?.signal ?? undefined;
-		const {intent, result, created} = await this.#sendNow(scope, request, replace, signal);
-		if (result.status === 'unresolved' && result.reason === 'aborted' && !result.mayHaveBeenSent && signal?.aborted) {
-			// As fetch does: an abort before anything left is an AbortError, and this call leaves
-			// nothing behind. A stored intent it joined was someone else's: it stays. One another
-			// tab sent once this one let go may have reached the server: it stays, and says so.
-			const sentElsewhere = created ? await intent.discardUnsent() : undefined;
-			if (!sentElsewhere) throw signal.reason;
-			throw new OutcomeUnknownError(intent, {...result, attempts: sentElsewhere.attempts, mayHaveBeenSent: true});
-		}
-
-		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseBody, intent.url);
-		throw new OutcomeUnknownError(intent, result);
-	};
 
 	/**
 	 * The scope's intent for `request`: the one stored, or a new one. With `sending`, a new
@@ -579,19 +498,4 @@ class Client implements SendOnceClient, IntentContext {
  */
 export function createClient(options?: ClientOptions): SendOnceClient {
 	return new Client(options);
-}
-
-/**
- * A `fetch` that makes every POST, PUT, PATCH and DELETE an intent: `client.fetch` of the client
- * given, or of a new one made with `options`. Hand it to call sites and libraries that take a
- * `fetch` (openapi-fetch, ofetch, GraphQL clients).
- *
- * @example
- * import createApiClient from 'openapi-fetch';
- * import {createFetch} from 'sendonce';
- *
- * const api = createApiClient({baseUrl: 'https://api.example.com', fetch: createFetch()});
- */
-export function createFetch(clientOrOptions?: SendOnceClient | ClientOptions): SendOnceClient['fetch'] {
-	return clientOrOptions && 'fetch' in clientOrOptions && 'resume' in clientOrOptions ? clientOrOptions.fetch : createClient(clientOrOptions as ClientOptions | undefined).fetch;
 }

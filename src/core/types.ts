@@ -528,9 +528,10 @@ export interface IntentOptions {
  *
  * @example
  * import {createClient, type IntentInit} from 'sendonce';
+ * import {createFetch} from 'sendonce/fetch';
  *
  * const init: IntentInit = {method: 'POST', body: JSON.stringify({sku: 'A1'}), headers: {'content-type': 'application/json'}, intent: 'checkout:42'};
- * const response = await createClient().fetch('/api/orders', init);
+ * const response = await createFetch(createClient())('/api/orders', init);
  */
 export interface IntentInit extends RequestInit {
 	intent?: string | {scope: string; replace?: boolean};

@@ -1,6 +1,7 @@
 import axios, {type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig} from 'axios';
 import type {IntentInit} from '../core/types.js';
 import type {SendOnceClient} from '../core/client-api.js';
+import {createFetch} from './fetch.js';
 
 declare module 'axios' {
 	interface AxiosRequestConfig {
@@ -62,7 +63,7 @@ function takeCancellation(config: InternalAxiosRequestConfig): AbortSignal {
 
 /**
  * An axios adapter that sends each POST, PUT, PATCH and DELETE with an `intent` in its config
- * through `client.fetch`: the same key across retries, reloads and restarts. Everything else goes
+ * through `createFetch(client)` (`sendonce/fetch`): the same key across retries, reloads and restarts. Everything else goes
  * to axios' own adapter. A settled answer resolves or rejects as axios would (`validateStatus`,
  * an `AxiosError`, `responseType`, `transformResponse`); "may have been sent" rejects with
  * `OutcomeUnknownError`, which `axios.isAxiosError` does not claim. Its `timeout` is sendonce's.
@@ -76,11 +77,12 @@ function takeCancellation(config: InternalAxiosRequestConfig): AbortSignal {
  * const {data} = await api.post('/orders', {sku: 'A1'}, {intent: 'checkout:42'});
  */
 export function sendonceAdapter(client: SendOnceClient, {fallback = ['xhr', 'http', 'fetch']}: SendonceAdapterOptions = {}): AxiosAdapter {
+	const intentFetch = createFetch(client);
 	return async (config: InternalAxiosRequestConfig): Promise<AxiosResponse> => {
 		const method = (config.method ?? 'get').toUpperCase();
 		if (config.intent === undefined || !INTENT_METHODS.has(method)) return axios.getAdapter(fallback, config)(config);
 
-		const response = await client.fetch(axios.getUri(config), {
+		const response = await intentFetch(axios.getUri(config), {
 			method,
 			headers: axios.AxiosHeaders.from(config.headers).normalize(false).toJSON(true) as Record<string, string>,
 			body: config.data as BodyInit | undefined,

@@ -2,6 +2,7 @@ import type {BeforeRequestHook, BeforeRetryHook, Options, ShouldRetryState} from
 import {isSendOnceError} from '../core/errors/send-once-error.js';
 import type {IntentInit} from '../core/types.js';
 import type {SendOnceClient} from '../core/client-api.js';
+import {createFetch} from './fetch.js';
 
 declare module 'ky' {
 	interface Options {
@@ -43,7 +44,7 @@ const INTENT_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * ky options (a `beforeRequest` hook and a retry rule) that send each POST, PUT, PATCH and DELETE
- * with an `intent` option through `client.fetch`: the same key across retries, reloads and
+ * with an `intent` option through `createFetch(client)` (`sendonce/fetch`): the same key across retries, reloads and
  * restarts. ky's own retry stays off for those calls and its timeout for every call (sendonce
  * owns them; the other calls get the `timeout` given here); its hooks that follow,
  * `throwHttpErrors` and body shortcuts apply to the answer as usual, `.arrayBuffer()` and
@@ -62,9 +63,10 @@ export function sendonceKy(client: SendOnceClient, {all = false, timeout = 10_00
 	// The requests sendonce answered: an error about one of them is final, never ky's to retry.
 	const answered = new WeakSet<Request>();
 	const isIntent = (method: string, intent: IntentInit['intent']) => INTENT_METHODS.has(method.toUpperCase()) && (intent !== undefined || all);
+	const intentFetch = createFetch(client);
 	const send = async (request: Request, intent: IntentInit['intent']) => {
 		answered.add(request);
-		return client.fetch(request, intent === undefined ? {} : {intent});
+		return intentFetch(request, intent === undefined ? {} : {intent});
 	};
 
 	// Calls given a `timeout` of ky's after sendonceKy: ky's timer runs for them, ours must not cap it.

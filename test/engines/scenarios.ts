@@ -266,11 +266,12 @@ const scenarios: Record<string, (run: Run) => Promise<void>> = {
 		expect(await next.evaluate(() => document.querySelector('p')?.textContent, undefined)).toBe('Hello');
 	},
 
-	async 'a binary answer reaches client.fetch byte for byte'({site, url, launch}) {
+	async 'a binary answer reaches sendonce/fetch byte for byte'({site, url, launch}) {
 		const tab = await (await launch()).open(url('/'));
 		const answer = await tab.evaluate(async () => {
 			const {createClient} = await window.loadSendonce();
-			const response = await createClient().fetch('/orders', {
+			const {createFetch} = await window.loadFetch();
+			const response = await createFetch(createClient())('/orders', {
 				method: 'POST',
 				headers: {'content-type': 'application/json'},
 				body: JSON.stringify({order: 'o-png', answer: 'png'}),

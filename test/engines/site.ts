@@ -6,6 +6,8 @@ declare global {
 	interface Window {
 		/** `import('/sendonce-sw.js')`: `sendonce/sw` for the page. */
 		loadSw(): Promise<typeof import('../../src/sw.js')>;
+		/** `import('/sendonce-fetch.js')`: `sendonce/fetch`, bundled with its own copy of the core. */
+		loadFetch(): Promise<typeof import('../../src/integrations/fetch.js')>;
 		/** What a scenario keeps in the page between two evaluations. */
 		kept: Record<string, any>;
 	}
@@ -34,6 +36,7 @@ if (query.has('no-storage')) {
 }
 window.loadSendonce = () => import('/sendonce.js');
 window.loadSw = () => import('/sendonce-sw.js');
+window.loadFetch = () => import('/sendonce-fetch.js');
 window.kept = {};
 window.sendonceEvents = [];
 window.recordEvent = event => window.sendonceEvents.push({type: event.type, store: event.store});
@@ -65,6 +68,7 @@ export async function startSite(): Promise<Site> {
 		'/plain': ['text/html; charset=utf-8', PLAIN],
 		'/sendonce.js': ['text/javascript; charset=utf-8', scripts.sendonce],
 		'/sendonce-sw.js': ['text/javascript; charset=utf-8', scripts.sw],
+		'/sendonce-fetch.js': ['text/javascript; charset=utf-8', scripts.fetch],
 		'/sw.js': ['text/javascript; charset=utf-8', scripts.worker],
 	};
 	const site = {apiDown: false} as Site & {server: ContractServer};

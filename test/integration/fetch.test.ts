@@ -1,12 +1,13 @@
 import createApiClient from 'openapi-fetch';
 import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
 import * as z from 'zod';
-import {createClient, createFetch, InvalidRequestError, memoryStore, OutcomeUnknownError, UnresolvedIntentError, type ClientOptions, type IntentInit, type IntentStore} from '../../src/index.js';
+import {createClient, InvalidRequestError, memoryStore, OutcomeUnknownError, UnresolvedIntentError, type ClientOptions, type IntentInit, type IntentStore} from '../../src/index.js';
+import {createFetch} from '../../src/integrations/fetch.js';
 import {startContractServer, type ContractServer} from '../server/contract-server.js';
 import {ANSWERS, binaryWork, bytesOf, PNG, type AnswerKind} from './binary.js';
 
 /*
- * client.fetch (issue 13): a fetch to swap in, with the same guarantees as client.send, against
+ * createFetch, `sendonce/fetch` (issue 13; its own entry since issue 23): a fetch to swap in, with the same guarantees as client.send, against
  * a real local server that honours the contract.
  */
 
@@ -43,7 +44,7 @@ describe('client.fetch speaks fetch', () => {
 	])('%s: a 201 Response, the body sent once with a key', async (_case, make) => {
 		const client = createClient(fast);
 		const [input, init] = make();
-		const response = await client.fetch(input, init);
+		const response = await createFetch(client)(input, init);
 
 		expect(response).toBeInstanceOf(Response);
 		expect(response.status).toBe(201);
@@ -61,7 +62,7 @@ describe('client.fetch speaks fetch', () => {
 	});
 
 	test('a definitive 4xx is a Response too, not ok, with the server\'s body', async () => {
-		const response = await createClient(fast).fetch(orders(), {method: 'POST', body: JSON.stringify({order: 'no', reject: 'sold out'}), headers: {'content-type': 'application/json'}});
+		const response = await createFetch(createClient(fast))(orders(), {method: 'POST', body: JSON.stringify({order: 'no', reject: 'sold out'}), headers: {'content-type': 'application/json'}});
 		expect(response.status).toBe(400);
 		expect(response.ok).toBe(false);
 		expect(await response.json()).toEqual({error: 'invalid order', reason: 'sold out'});
@@ -69,7 +70,7 @@ describe('client.fetch speaks fetch', () => {
 
 	test.each(['GET', 'HEAD', 'OPTIONS'])('%s passes straight through: no key, nothing stored', async method => {
 		const store = (await import('../../src/index.js')).memoryStore();
-		const response = await createClient({...fast, store}).fetch(`${server.url}/list`, {method});
+		const response = await createFetch(createClient({...fast, store}))(`${server.url}/list`, {method});
 		expect(response.status).toBe(method === 'OPTIONS' ? 201 : 200);
 		if (method !== 'OPTIONS') expect(response.headers.get('x-seen-key')).toBe('');
 		expect(await store.list()).toEqual([]);
@@ -86,7 +87,7 @@ describe('client.fetch speaks fetch', () => {
 		}],
 	])('%s is refused with InvalidRequestError, before anything is sent', async (_case, body) => {
 		const client = createClient(fast);
-		const sending = typeof body === 'function' ? client.fetch(body()) : client.fetch(orders(), {method: 'POST', body, ...(body instanceof ReadableStream ? {duplex: 'half'} : {})});
+		const sending = typeof body === 'function' ? createFetch(client)(body()) : createFetch(client)(orders(), {method: 'POST', body, ...(body instanceof ReadableStream ? {duplex: 'half'} : {})});
 		await expect(sending).rejects.toBeInstanceOf(InvalidRequestError);
 		expect(server.requests).toEqual([]);
 	});
@@ -96,7 +97,7 @@ describe('client.fetch keeps the promise', () => {
 	test('a lost reply, then a 503: the same key, one effect', async () => {
 		const client = createClient(fast);
 		server.faults.push({type: 'lose-reply'}, {type: 'error-before', status: 503});
-		const response = await client.fetch(orders(), {method: 'POST', body: json('lost-1'), headers: {'content-type': 'application/json'}, intent: 'checkout'});
+		const response = await createFetch(client)(orders(), {method: 'POST', body: json('lost-1'), headers: {'content-type': 'application/json'}, intent: 'checkout'});
 
 		expect(response.status).toBe(201);
 		expect(response.headers.get('idempotent-replayed')).toBe('true');
@@ -108,7 +109,7 @@ describe('client.fetch keeps the promise', () => {
 	test('may have been sent: OutcomeUnknownError, carrying the intent to retry with its key', async () => {
 		const client = createClient({...fast, retry: {...fast.retry, limit: 2}});
 		server.faults.push({type: 'lose-reply'}, {type: 'error-before', status: 503});
-		const error = await client.fetch(orders(), {method: 'POST', body: json('unsure-1'), intent: 'checkout'}).catch((error: unknown) => error);
+		const error = await createFetch(client)(orders(), {method: 'POST', body: json('unsure-1'), intent: 'checkout'}).catch((error: unknown) => error);
 
 		expect(error).toBeInstanceOf(OutcomeUnknownError);
 		expect(error).toMatchObject({name: 'OutcomeUnknownError', code: 'OUTCOME_UNKNOWN', result: {status: 'unresolved', reason: 'exhausted'}});
@@ -121,10 +122,10 @@ describe('client.fetch keeps the promise', () => {
 	test('the default scope is the method and the URL: another body to the same URL is refused while the first may have been sent', async () => {
 		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
 		server.faults.push({type: 'lose-reply'});
-		await expect(client.fetch(orders(), {method: 'POST', body: json('scope-1')})).rejects.toBeInstanceOf(OutcomeUnknownError);
-		await expect(client.fetch(orders(), {method: 'POST', body: json('scope-2')})).rejects.toBeInstanceOf(UnresolvedIntentError);
+		await expect(createFetch(client)(orders(), {method: 'POST', body: json('scope-1')})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		await expect(createFetch(client)(orders(), {method: 'POST', body: json('scope-2')})).rejects.toBeInstanceOf(UnresolvedIntentError);
 
-		const again = await client.fetch(orders(), {method: 'POST', body: json('scope-1')});
+		const again = await createFetch(client)(orders(), {method: 'POST', body: json('scope-1')});
 		expect(again.status).toBe(201);
 		expect(server.effects.get('scope-1')).toBe(1);
 	});
@@ -132,8 +133,8 @@ describe('client.fetch keeps the promise', () => {
 	test('init.intent with replace sends another body as a new action', async () => {
 		const client = createClient({...fast, retry: {...fast.retry, limit: 1}});
 		server.faults.push({type: 'lose-reply'});
-		await expect(client.fetch(orders(), {method: 'POST', body: json('r-1'), intent: 'contact'})).rejects.toBeInstanceOf(OutcomeUnknownError);
-		const response = await client.fetch(orders(), {method: 'POST', body: json('r-2'), intent: {scope: 'contact', replace: true}});
+		await expect(createFetch(client)(orders(), {method: 'POST', body: json('r-1'), intent: 'contact'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		const response = await createFetch(client)(orders(), {method: 'POST', body: json('r-2'), intent: {scope: 'contact', replace: true}});
 
 		expect(response.status).toBe(201);
 		expect(new Set(server.keys).size).toBe(2);
@@ -143,7 +144,7 @@ describe('client.fetch keeps the promise', () => {
 		const client = createClient(fast);
 		server.faults.push({type: 'slow', ms: 300});
 		const controller = new AbortController();
-		const sending = client.fetch(orders(), {method: 'POST', body: json('abort-1'), signal: controller.signal});
+		const sending = createFetch(client)(orders(), {method: 'POST', body: json('abort-1'), signal: controller.signal});
 		await expect.poll(() => server.inFlight).toBe(1);
 		controller.abort();
 		await expect(sending).rejects.toMatchObject({name: 'OutcomeUnknownError', result: {reason: 'aborted'}});
@@ -174,9 +175,26 @@ describe('createFetch, where a library takes a fetch', () => {
 		expect(new Set(server.keys).size).toBe(1);
 	});
 
-	test('given a client, it is that client\'s fetch', () => {
+	test('given a client, it sends through that client: one intent per scope, whichever fetch sends it', async () => {
 		const client = createClient(fast);
-		expect(createFetch(client)).toBe(client.fetch);
+		const [first, second] = await Promise.all([
+			createFetch(client)(orders(), {method: 'POST', body: json('shared-1'), intent: 'shared'}),
+			createFetch(client)(orders(), {method: 'POST', body: json('shared-1'), intent: 'shared'}),
+		]);
+		expect([first.status, second.status]).toEqual([201, 201]);
+		expect(server.effects.get('shared-1')).toBe(1);
+		expect(new Set(server.keys).size).toBe(1);
+	});
+
+	test('the core client no longer carries fetch: the types name sendonce/fetch, and no code of it is loaded', () => {
+		const client = createClient(fast);
+		// @ts-expect-error `fetch` is typed `never`, its JSDoc pointing at `sendonce/fetch`.
+		expect(() => client.fetch(orders())).toThrow(TypeError);
+		expect('fetch' in client).toBe(false);
+	});
+
+	test('refuses an object that is not a client made by createClient', () => {
+		expect(() => createFetch({resume: async () => []} as never)).toThrow(TypeError);
 	});
 });
 
@@ -188,7 +206,7 @@ describe('answers arrive byte for byte (issue 20)', () => {
 
 	test.each<AnswerKind>(['png', 'octets', 'text'])('%s: arrayBuffer() and blob() give the bytes the server sent', async kind => {
 		const client = createClient(fast);
-		const response = await client.fetch(orders(), {...post, body: ask(kind, `bytes-${kind}`)});
+		const response = await createFetch(client)(orders(), {...post, body: ask(kind, `bytes-${kind}`)});
 		expect(sent()).toEqual(ANSWERS[kind].body);
 		expect(await bytesOf(await response.clone().arrayBuffer())).toEqual(sent());
 		const blob = await response.blob();
@@ -197,7 +215,7 @@ describe('answers arrive byte for byte (issue 20)', () => {
 	});
 
 	test('text() decodes the bytes as fetch does, and only when asked', async () => {
-		const response = await createClient(fast).fetch(orders(), {...post, body: ask('text', 'bytes-decode')});
+		const response = await createFetch(createClient(fast))(orders(), {...post, body: ask('text', 'bytes-decode')});
 		expect(await response.text()).toBe(await new Response(sent()).text());
 	});
 
@@ -216,11 +234,11 @@ describe('answers arrive byte for byte (issue 20)', () => {
 		const store = memoryStore();
 		server.faults.push({type: 'lose-reply'}, {type: 'lose-reply'});
 		const before = createClient({...fast, store, retry: {...fast.retry, limit: 1}});
-		await expect(before.fetch(orders(), {...post, body: ask('png', 'bytes-reload-1'), intent: 'png-1'})).rejects.toBeInstanceOf(OutcomeUnknownError);
-		await expect(before.fetch(orders(), {...post, body: ask('png', 'bytes-reload-2'), intent: 'png-2'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		await expect(createFetch(before)(orders(), {...post, body: ask('png', 'bytes-reload-1'), intent: 'png-1'})).rejects.toBeInstanceOf(OutcomeUnknownError);
+		await expect(createFetch(before)(orders(), {...post, body: ask('png', 'bytes-reload-2'), intent: 'png-2'})).rejects.toBeInstanceOf(OutcomeUnknownError);
 
 		const after = createClient({...fast, store});
-		const response = await after.fetch(orders(), {...post, body: ask('png', 'bytes-reload-1'), intent: 'png-1'});
+		const response = await createFetch(after)(orders(), {...post, body: ask('png', 'bytes-reload-1'), intent: 'png-1'});
 		expect(response.headers.get('idempotent-replayed')).toBe('true');
 		expect(await bytesOf(await response.arrayBuffer())).toEqual(sent());
 		expect(sent()).toEqual(PNG);
@@ -248,9 +266,9 @@ describe('answers arrive byte for byte (issue 20)', () => {
 		}}});
 		const first = createClient({...fast, store: shared});
 		const init = {...post, body: ask('png', 'bytes-tabs'), intent: 'png-tabs'};
-		const sending = first.fetch(orders(), init);
+		const sending = createFetch(first)(orders(), init);
 		await expect.poll(() => server.inFlight).toBe(1);
-		const [mine, theirs] = await Promise.all([sending, second.fetch(orders(), init)]);
+		const [mine, theirs] = await Promise.all([sending, createFetch(second)(orders(), init)]);
 
 		expect(server.requests).toHaveLength(1);
 		expect(await bytesOf(await mine.arrayBuffer())).toEqual(sent());

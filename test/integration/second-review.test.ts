@@ -1,4 +1,5 @@
 import {afterEach, describe, expect, test, vi} from 'vitest';
+import {createFetch} from '../../src/integrations/fetch.js';
 import {createClient, InvalidRequestError, memoryStore, OutcomeUnknownError, type ClientOptions, type IntentStore} from '../../src/index.js';
 
 /*
@@ -239,11 +240,11 @@ describe('an abort before anything left, on the one-call paths', () => {
 		expect(api.calls.map(call => call.body)).toEqual(['{"amount":6}']);
 	});
 
-	test('client.fetch(): rejects with the abort, as fetch does, and leaves nothing to resume', async () => {
+	test('createFetch(client)(): rejects with the abort, as fetch does, and leaves nothing to resume', async () => {
 		const store = memoryStore();
 		const api = quickApi();
 		const client = createClient({...fast, store, fetch: api.fetch});
-		const error = await client.fetch(url, {method: 'POST', body: '{"a":1}', signal: AbortSignal.abort()}).catch((error: unknown) => error);
+		const error = await createFetch(client)(url, {method: 'POST', body: '{"a":1}', signal: AbortSignal.abort()}).catch((error: unknown) => error);
 		expect(error).not.toBeInstanceOf(OutcomeUnknownError);
 		expect((error as Error).name).toBe('AbortError');
 		expect(await store.list()).toEqual([]);
@@ -252,18 +253,18 @@ describe('an abort before anything left, on the one-call paths', () => {
 	});
 });
 
-test('client.fetch() aborted before anything left keeps a stored intent it only joined', async () => {
+test('createFetch(client)() aborted before anything left keeps a stored intent it only joined', async () => {
 	const store = memoryStore();
 	const api = quickApi();
 	const client = createClient({...fast, store, fetch: api.fetch});
 	const stored = await client.intent('pay', {url, method: 'POST', body: '{"a":1}'});
-	const error = await client.fetch(url, {method: 'POST', body: '{"a":1}', intent: 'pay', signal: AbortSignal.abort()}).catch((error: unknown) => error);
+	const error = await createFetch(client)(url, {method: 'POST', body: '{"a":1}', intent: 'pay', signal: AbortSignal.abort()}).catch((error: unknown) => error);
 	expect((error as Error).name).toBe('AbortError');
 	expect(api.calls).toEqual([]);
 	expect(await store.get('intent:pay')).toMatchObject({key: stored.key, state: 'pending', attempts: 0});
 });
 
-describe('client.fetch() and what an intent cannot store', () => {
+describe('createFetch(client)() and what an intent cannot store', () => {
 	test.each([
 		['credentials', {credentials: 'include'}],
 		['redirect', {redirect: 'error'}],
@@ -274,7 +275,7 @@ describe('client.fetch() and what an intent cannot store', () => {
 		const store = memoryStore();
 		const api = quickApi();
 		const client = createClient({...fast, store, fetch: api.fetch});
-		const error = await client.fetch(url, {method: 'POST', body: '{}', ...init}).catch((error: unknown) => error);
+		const error = await createFetch(client)(url, {method: 'POST', body: '{}', ...init}).catch((error: unknown) => error);
 		expect(error).toBeInstanceOf(InvalidRequestError);
 		expect((error as Error).message).toContain(`\`${name}:`);
 		expect(api.calls).toEqual([]);
@@ -284,8 +285,8 @@ describe('client.fetch() and what an intent cannot store', () => {
 	test('takes the defaults fetch would use, from init or from a Request', async () => {
 		const api = quickApi();
 		const client = createClient({...fast, store: 'memory', fetch: api.fetch});
-		await client.fetch(url, {method: 'POST', body: '{}', credentials: 'same-origin', redirect: 'follow', mode: 'cors'});
-		await client.fetch(new Request(url, {method: 'POST', body: '{}'}));
+		await createFetch(client)(url, {method: 'POST', body: '{}', credentials: 'same-origin', redirect: 'follow', mode: 'cors'});
+		await createFetch(client)(new Request(url, {method: 'POST', body: '{}'}));
 		expect(api.calls).toHaveLength(2);
 	});
 
@@ -293,9 +294,9 @@ describe('client.fetch() and what an intent cannot store', () => {
 		const api = quickApi();
 		const client = createClient({...fast, store: 'memory', fetch: api.fetch});
 		const binary = new Request(url, {method: 'POST', body: new Uint8Array([0xFF, 0xFE, 0x00, 0x80])});
-		await expect(client.fetch(binary)).rejects.toBeInstanceOf(InvalidRequestError);
+		await expect(createFetch(client)(binary)).rejects.toBeInstanceOf(InvalidRequestError);
 		const text = new Request(`${url}/text`, {method: 'POST', body: new TextEncoder().encode('née ✓')});
-		await client.fetch(text);
+		await createFetch(client)(text);
 		expect(api.calls.map(call => call.body)).toEqual(['née ✓']);
 	});
 });

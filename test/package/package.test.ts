@@ -135,10 +135,11 @@ describe.concurrent('installed in an app', () => {
 
 	test('the entry points export the API the README documents', async () => {
 		const exported = await exportedBySource();
-		expect(exported['sendonce']).toEqual(['Intent', 'InvalidRequestError', 'KeyGenerationError', 'OutcomeUnknownError', 'RequestRefusedError', 'SendOnceError', 'StoreError', 'UnresolvedIntentError', 'createClient', 'createFetch', 'indexedDbStore', 'isSendOnceError', 'memoryStore', 'sessionStore']);
+		expect(exported['sendonce']).toEqual(['Intent', 'InvalidRequestError', 'KeyGenerationError', 'OutcomeUnknownError', 'RequestRefusedError', 'SendOnceError', 'StoreError', 'UnresolvedIntentError', 'createClient', 'indexedDbStore', 'isSendOnceError', 'memoryStore', 'sessionStore']);
 		expect(exported['sendonce/react']).toEqual(['SendOnceProvider', 'messages', 'useIntent']);
 		expect(exported['sendonce/vue']).toEqual(['messages', 'provideSendOnce', 'sendOnceKey', 'useIntent']);
 		expect(exported['sendonce/react-native']).toEqual(['asyncStorageStore', 'resumeOnAppStateChange', 'sha256']);
+		expect(exported['sendonce/fetch']).toEqual(['createFetch']);
 		expect(exported['sendonce/ky']).toEqual(['sendonceKy']);
 		expect(exported['sendonce/axios']).toEqual(['sendonceAdapter']);
 		expect(exported['sendonce/tanstack-query']).toEqual(['intentMutation', 'resumeMutations']);

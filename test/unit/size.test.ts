@@ -15,11 +15,15 @@ describe('size budgets, minified and gzipped with dependencies included', () => 
 		expect(report.core, `sendonce measures ${report.core} B:${shown()}`).toBeLessThanOrEqual(BUDGETS.core);
 	});
 
+	test(`a contact form (createClient with IndexedDB, one intent sent), built for production, costs at most ${kib(BUDGETS.contactForm)}`, () => {
+		expect(report.contactForm.production, `the contact form measures ${report.contactForm.production} B:${shown()}`).toBeLessThanOrEqual(BUDGETS.contactForm);
+	});
+
 	test(`memoryStore alone costs at most ${kib(BUDGETS.memoryStore)}`, () => {
 		expect(report.memoryStore, shown()).toBeLessThanOrEqual(BUDGETS.memoryStore);
 	});
 
-	test.each(['react', 'vue', 'react-native', 'ky', 'axios', 'tanstack-query'] as const)('sendonce/%s stays within its budget on top of the core', name => {
+	test.each(['react', 'vue', 'react-native', 'fetch', 'ky', 'axios', 'tanstack-query'] as const)('sendonce/%s stays within its budget on top of the core', name => {
 		const entry = report.onTop.find(measured => measured.name === name);
 		expect(entry, `sendonce/${name} was not measured`).toBeDefined();
 		expect(entry!.onTop, `sendonce/${name} adds ${entry!.onTop} B:${shown()}`).toBeLessThanOrEqual(BUDGETS[name]);

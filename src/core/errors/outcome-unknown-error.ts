@@ -10,9 +10,10 @@ import {SendOnceError} from './send-once-error.js';
  *
  * @example
  * import {OutcomeUnknownError} from 'sendonce';
+ * import {createFetch} from 'sendonce/fetch';
  *
  * try {
- * 	await client.fetch('/api/contact', {method: 'POST', body: JSON.stringify(form), intent: 'contact-form'});
+ * 	await createFetch(client)('/api/contact', {method: 'POST', body: JSON.stringify(form), intent: 'contact-form'});
  * } catch (error) {
  * 	if (error instanceof OutcomeUnknownError) showMayHaveBeenSent(error.intent);
  * }

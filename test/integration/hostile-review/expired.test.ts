@@ -1,4 +1,5 @@
 import {afterEach, expect, test, vi} from 'vitest';
+import {createFetch} from '../../../src/integrations/fetch.js';
 import {createClient} from '../../../src/index.js';
 
 afterEach(() => {
@@ -17,7 +18,7 @@ test('a new press is not swallowed by an expired, never-sent intent of the scope
 	vi.useFakeTimers({toFake: ['Date']});
 	vi.setSystemTime(Date.now() + 100);
 
-	const outcome = await client.fetch('https://api.example.com/contact', {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify({m: 'hi'}), intent: 'contact'})
+	const outcome = await createFetch(client)('https://api.example.com/contact', {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify({m: 'hi'}), intent: 'contact'})
 		.then(response => response.status, (error: unknown) => error);
 	expect(outcome).toBe(201);
 	expect(sent).toHaveLength(1);

@@ -1,4 +1,5 @@
 import {afterEach, expect, onTestFinished, test, vi} from 'vitest';
+import {createFetch} from '../../../src/integrations/fetch.js';
 import {createClient, memoryStore, OutcomeUnknownError, type IntentStore} from '../../../src/index.js';
 import {fast, useApiServer} from '../api-server.js';
 
@@ -133,7 +134,7 @@ test('client.fetch aborted before a byte left does not delete what another tab s
 		controller.abort();
 		return {};
 	}});
-	const fetched = page.fetch(`${site.server.url}/orders`, {method: 'POST', body: JSON.stringify({order: 'stale-3'}), headers: {'content-type': 'application/json'}, intent: 'checkout', signal: controller.signal})
+	const fetched = createFetch(page)(`${site.server.url}/orders`, {method: 'POST', body: JSON.stringify({order: 'stale-3'}), headers: {'content-type': 'application/json'}, intent: 'checkout', signal: controller.signal})
 		.catch((error: unknown) => error);
 	await reached;
 
