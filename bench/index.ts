@@ -2,13 +2,16 @@
  * `npm run bench`: proves sendonce in numbers and writes bench/RESULTS.md,
  * bench/duplicates.svg and bench/results.json. Flags: --intents=5000 (per variant and fault
  * rate), --browser-intents=500, --rounds=5 (overhead rounds, each giving its ratios),
- * --scale=1000,10000, --scale-rounds=3, --concurrency=40, --seed=1; --report
- * renders RESULTS.md and the chart again from results.json without measuring.
+ * --scale=1000,10000, --scale-rounds=3, --concurrency=40, --seed=1, --settled=10000 (intents a
+ * profile stores and settles before client.send() is timed in it); --report renders RESULTS.md
+ * and the chart again from results.json without measuring; --client measures and prints the
+ * client speed targets alone.
  */
 import {execFileSync} from 'node:child_process';
 import {readFile, writeFile} from 'node:fs/promises';
 import os from 'node:os';
 import {fileURLToPath} from 'node:url';
+import {clientSpeed, formatClientSpeed} from './client-speed.js';
 import {browserOverhead, launchBrowser, openSite, RESUME_CONCURRENCY, scale, transactionCost, type ScaleRow} from './browser.js';
 import {sweep} from './duplicates.js';
 import {nodeOverhead} from './overhead-node.js';
@@ -94,6 +97,10 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 			}
 		}
 
+		log('Client speed targets, Chromium profiles on disk…');
+		const client = await clientSpeed(server, {rounds: scaleRounds, intents: 150, warmup: browserWarmup, settled: count('settled', 10_000), sizes: scaleSizes, log});
+		log(formatClientSpeed(client));
+
 		log('Duplicates under faults…');
 		// A short unreported pass first, so that no variant pays the JIT's warm-up.
 		await sweep(server, {intents: Math.min(200, intents), rates: [0.1], concurrency, seed: seed + 1000});
@@ -134,6 +141,7 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 			profile,
 			sweep: sweepRows,
 			sizes,
+			client,
 		};
 		return {data, failures};
 	} finally {
@@ -142,7 +150,17 @@ async function measure(): Promise<{data: BenchData; failures: string[]}> {
 	}
 }
 
-if (process.argv.includes('--report')) {
+if (process.argv.includes('--client')) {
+	// The client speed targets alone: a few minutes instead of the whole run.
+	const server = await BenchServer.start();
+	try {
+		const speed = await clientSpeed(server, {rounds: count('rounds', 5), intents: count('browser-intents', 150), warmup: 30, settled: count('settled', 10_000), sizes: flag('scale', '1000,10000').split(',').map(Number), log});
+		log(`\n${formatClientSpeed(speed)}`);
+		process.exitCode = speed.targets.every(row => row.met) ? 0 : 1;
+	} finally {
+		await server.close();
+	}
+} else if (process.argv.includes('--report')) {
 	await report(JSON.parse(await readFile(here('results.json'), 'utf8')) as BenchData);
 } else {
 	const {data, failures} = await measure();

@@ -65,10 +65,11 @@ const bench = {
 	 * Sequential intents with each way of sending, in alternating blocks; per-intent times
 	 * in ms. sendonce's clients are opened (store probed) before the clock starts.
 	 */
-	async overhead({count, warmup, block}: {count: number; warmup: number; block: number}): Promise<{times: Record<string, number[]>; transactions: {readonly: number; readwrite: number}}> {
+	async overhead({count, warmup, block, only}: {count: number; warmup: number; block: number; only?: string[]}): Promise<{times: Record<string, number[]>; transactions: {readonly: number; readwrite: number}}> {
 		const url = '/orders/0';
 		const indexedDbClient = createClient({store: 'indexeddb'});
-		const sessionClient = createClient({store: 'session'});
+		// Only the clients measured: another one in the page would hear every outcome announced.
+		const sessionClient = !only || only.includes('sendonce-session') ? createClient({store: 'session'}) : indexedDbClient;
 		await Promise.all([indexedDbClient.durable, sessionClient.durable]);
 		const intentWith = (client: typeof indexedDbClient, kind: string): Runner => async () => {
 			const intent = await client.intent(`order-${serial}`, {url, json: order(kind)});
@@ -76,7 +77,7 @@ const bench = {
 			if (result.status !== 'succeeded') throw new Error(`${kind}: ${result.status}`);
 		};
 
-		const runners: Record<string, Runner> = {
+		const all: Record<string, Runner> = {
 			'sendonce-send-indexeddb': async () => {
 				const result = await indexedDbClient.send(`order-${serial}`, {url, json: order('send')});
 				if (result.status !== 'succeeded') throw new Error(`send: ${result.status}`);
@@ -95,6 +96,7 @@ const bench = {
 				await response.json();
 			},
 		};
+		const runners = only ? Object.fromEntries(only.map(name => [name, all[name]!])) : all;
 		const times: Record<string, number[]> = Object.fromEntries(Object.keys(runners).map(name => [name, []]));
 		const run = async (name: string, runs: number, keep: boolean) => {
 			for (let index = 0; index < runs; index++) {
@@ -215,6 +217,32 @@ const bench = {
 		const outcomes: Record<string, number> = {};
 		for (const result of value as IntentResult[]) outcomes[result.status] = (outcomes[result.status] ?? 0) + 1;
 		return {ms, outcomes, left: (await client.list()).length, readonly, readwrite};
+	},
+
+	/**
+	 * Stores `count` intents and settles them, as a page that has been in use: `concurrency`
+	 * `client.send()` calls at a time, each a new scope. Resolves once their records are deleted.
+	 */
+	async settle({count, concurrency}: {count: number; concurrency: number}): Promise<{ms: number; left: number}> {
+		const client = createClient({store: 'indexeddb'});
+		await client.durable;
+		let next = 0;
+		const worker = async () => {
+			while (next < count) {
+				const index = next++;
+				const result = await client.send(`settled-${index}`, {url: `/orders/${index}`, json: {item: 'book', order: `settled-${index}`, total: 42}});
+				if (result.status !== 'succeeded') throw new Error(`settle: ${result.status}`);
+			}
+		};
+
+		const {ms} = await timed(async () => Promise.all(Array.from({length: concurrency}, worker)));
+		// Settled records are deleted shortly after their outcome: wait until they are.
+		for (let waited = 0; waited < 100; waited++) {
+			if ((await bench.rawRead()).count === 0) break;
+			await new Promise(resolve => setTimeout(resolve, 100));
+		}
+
+		return {ms, left: (await bench.rawRead()).count};
 	},
 
 	/** `count` plain POSTs with an `Idempotency-Key`, `concurrency` at a time: the network's share of a resume. */

@@ -3,6 +3,7 @@
  * kept as bench/results.json, so that `npm run bench -- --report` can render them again).
  */
 import type {BrowserOverhead, ResumeProfile, ScaleRow} from './browser.js';
+import type {ClientSpeed} from './client-speed.js';
 import {duplicatesChart} from './chart.js';
 import type {SweepRow} from './duplicates.js';
 import type {NodeOverhead} from './overhead-node.js';
@@ -48,6 +49,8 @@ export interface BenchData {
 	profile: ResumeProfile;
 	sweep: SweepRow[];
 	sizes: SizeReport;
+	/** The client speed targets of issue 23, measured in profiles on disk (absent from older runs). */
+	client?: ClientSpeed;
 }
 
 export const percent = (rate: number) => `${Math.round(rate * 100)} %`;
@@ -67,6 +70,7 @@ export function targets(data: BenchData): Array<{target: string; measured: strin
 		ratio('Node, memory store, one `client.send()`: ≤ 2.2× `fetch`', node.ratio.fetch, 2.2),
 		...scale.map(row => ratio(`\`resume()\` of ${integer(row.stored)} stored intents: ≤ 1.15× as many plain POSTs, ${data.settings.resumeConcurrency} at a time`, row.ratio, 1.15)),
 		...(largest ? [{target: `\`list()\` of ${integer(largest.stored)}: ≤ 150 ms`, measured: `${ms(largest.list)} ms (${ms(largest.listSpread.min)}–${ms(largest.listSpread.max)}, ${largest.listSpread.runs.length} runs)`, met: largest.list <= 150}] : []),
+		...(data.client?.targets ?? []).map(row => ({target: `${row.target} (profiles on disk; ${row.detail})`, measured: ratioText(row.ratio), met: row.met})),
 		{target: `core, all in, min+gzip: ≤ ${kib(CORE_TARGET)}`, measured: kib(sizes.core), met: sizes.core <= CORE_TARGET},
 		{target: '`memoryStore` alone: ≤ 1 KiB', measured: kib(sizes.memoryStore), met: sizes.memoryStore <= 1024},
 		...(['react', 'vue'] as const).map(name => ({target: `\`sendonce/${name}\` on top of the core: ≤ 1.5 KiB`, measured: kib(onTop(name)?.onTop ?? Number.NaN), met: (onTop(name)?.onTop ?? Number.POSITIVE_INFINITY) <= 1.5 * 1024})),

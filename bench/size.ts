@@ -49,11 +49,11 @@ export async function submit(form: Record<string, string>) {
  * only attempt said so) 31 B more; Vue's observer (the conflict kept through a failed send) 36 B.
  * Issue 23 moved `client.fetch`/`createFetch` to `sendonce/fetch` (0.93 KiB off the core);
  * sendonce/ky and sendonce/axios send through it, so it now counts in what they add. A binding's
- * budget is what it adds to the core.
+ * budget is what it adds to the core. The write-ahead in one IndexedDB round trip (`insert`) cost 46 B.
  */
 export const BUDGETS = {
-	core: 18 * 1024,
-	contactForm: 17.75 * 1024,
+	core: 18.125 * 1024,
+	contactForm: 17.875 * 1024,
 	memoryStore: 1024,
 	react: 1.5 * 1024,
 	vue: 1.625 * 1024,

@@ -156,7 +156,7 @@ export class Client implements SendOnceClient, IntentContext {
 					created = !joined && !(current && !isSettled(current.state) && !settledHere && !replace
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;
-				});
+				}, !live);
 			} finally {
 				if (!created) void claiming?.then(async claim => claim?.release()).catch(() => undefined);
 			}

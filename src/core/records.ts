@@ -111,12 +111,12 @@ export class Records {
 	 * invalid record is first set aside and reported, as `read` does; one that cannot be set
 	 * aside, or a newer app's record, makes this reject with `StoreError`, and nothing is written.
 	 */
-	async update(scope: string, change: Change): Promise<IntentRecord | undefined> {
+	async update(scope: string, change: Change, likelyNew = false): Promise<IntentRecord | undefined> {
 		return this.#exclusive(scope, async () => {
 			const store = await this.#store();
 			// Twice at most: an invalid record is set aside, then the change is made.
 			for (let tries = 0; ; tries++) {
-				const outcome = await this.#updateOnce(store, scope, change);
+				const outcome = await this.#updateOnce(store, scope, change, likelyNew);
 				if (!('invalid' in outcome)) return outcome.given;
 				if (tries > 0) throw new StoreError('STORE_CORRUPT', `The intent stored for "${scope}" is invalid again after it was set aside (${outcome.invalid.problem})`);
 				await this.#setAside(store, INTENT + scope, outcome.invalid.value, outcome.invalid.problem);
@@ -194,10 +194,19 @@ export class Records {
 		}
 	}
 
-	async #updateOnce(store: IntentStore, scope: string, change: Change): Promise<{given: IntentRecord | undefined} | {invalid: {value: unknown; problem: string}}> {
+	/**
+	 * With `likelyNew`, where the store has `insert`, what `change` makes of no record is written
+	 * if the scope holds none (a new intent's write-ahead, one IndexedDB round trip fewer), and
+	 * `change` is asked again with the stored record otherwise (a settled record still to be
+	 * deleted, a reload's). The deletions waiting to be made do not ride along: they go in their
+	 * own step, soon.
+	 */
+	async #updateOnce(store: IntentStore, scope: string, change: Change, likelyNew = false): Promise<{given: IntentRecord | undefined} | {invalid: {value: unknown; problem: string}}> {
 		const part = this.#part(scope, change);
 		try {
-			if (store.update && !this.#doomed.length) await store.update(part.id, part.updater);
+			const created = likelyNew && store.insert ? part.updater(undefined) : undefined;
+			if (created !== undefined) await store.insert!(part.id, created, part.updater);
+			else if (store.update && !this.#doomed.length) await store.update(part.id, part.updater);
 			else if (store.updateMany) await this.#withDoomed(store, [part], [scope]);
 			else await (store.update ? store.update(part.id, part.updater) : this.#readWrite(store, part.id, part.updater));
 		} catch (error) {
@@ -364,6 +373,8 @@ export class Records {
 			given = undefined;
 			invalid = undefined;
 			newer = false;
+			// Asked again (an `insert` that found a record): only the last answer counts.
+			thrown = undefined;
 			if (value === undefined || value === null) {
 				// Nothing stored.
 			} else if (isNewer(value)) {

@@ -400,6 +400,13 @@ export interface IntentStore {
 	 * without it, each id is updated alone.
 	 */
 	updateMany?(updates: Array<[id: string, updater: (old: unknown) => unknown]>): Promise<void>;
+	/**
+	 * `update`, for an id that most likely holds nothing yet: writes `value` when nothing is
+	 * stored under `id`, else replaces what is stored with `updater(old)`, each atomically. How a
+	 * new intent is written before its first attempt: in IndexedDB, an `add` that needs no read
+	 * first saves a round trip to the browser's storage. Optional: without it, `update` is used.
+	 */
+	insert?(id: string, value: unknown, updater: (old: unknown) => unknown): Promise<void>;
 	/** Empty the store; when missing, `client.clear()` deletes what `list()` returns. */
 	clear?(): Promise<void>;
 	/** Whether the store survives a reload. Custom stores are assumed durable. */

@@ -114,6 +114,21 @@ function storeOver(use: UseStore): IntentStore {
 				}
 			}));
 		},
+		async insert(id, value, updater) {
+			// `add` writes only where nothing is stored, committed at once without a read: one round
+			// trip to the browser's storage instead of two. Where it fails (something is stored, and
+			// the transaction aborts), the read and write follow in a transaction of their own, which
+			// also surfaces any other error.
+			try {
+				await use('readwrite', async objectStore => {
+					objectStore.add(value, id);
+					objectStore.transaction.commit?.();
+					return promisifyRequest(objectStore.transaction);
+				});
+			} catch {
+				await store.update!(id, updater);
+			}
+		},
 		async delete(id) {
 			await del(id, use);
 		},

@@ -315,6 +315,27 @@ describe('indexedDbStore', () => {
 		await expect(indexedDbStore().set('intent:order', record('order'))).rejects.toMatchObject({name: 'QuotaExceededError'});
 	});
 
+	test('insert writes a new record in one transaction without a read, and asks the updater when a record is stored', async () => {
+		const store = indexedDbStore();
+		const read = vi.spyOn(IDBObjectStore.prototype, 'get');
+		const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
+		await store.insert!('intent:order', record('order'), () => {
+			throw new Error('nothing was stored: the updater is not asked');
+		});
+		expect(read).not.toHaveBeenCalled();
+		// Opening the database (its upgrade) aside.
+		expect(transaction.mock.calls.map(call => call[1]).filter(mode => mode !== 'versionchange')).toEqual(['readwrite']);
+		expect(await store.get('intent:order')).toEqual(record('order'));
+
+		const seen: unknown[] = [];
+		await store.insert!('intent:order', record('order', {key: 'key-new'}), old => {
+			seen.push(old);
+			return {...(old as IntentRecord), attempts: 1};
+		});
+		expect(seen).toEqual([record('order')]);
+		expect(await store.get('intent:order')).toEqual(record('order', {attempts: 1}));
+	});
+
 	test('lists only string ids: other keys in the object store are not sendonce\'s', async () => {
 		const store = indexedDbStore();
 		await store.set('intent:order', record('order'));
@@ -528,9 +549,13 @@ describe('client over the stores', () => {
 		}],
 		['IndexedDB', () => {
 			vi.stubGlobal('indexedDB', new IDBFactory());
-			vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
-				throw quotaError();
-			});
+			// A full disk refuses every write: a new intent's first one is an `add`.
+			for (const write of ['put', 'add'] as const) {
+				vi.spyOn(IDBObjectStore.prototype, write).mockImplementation(() => {
+					throw quotaError();
+				});
+			}
+
 			return indexedDbStore();
 		}],
 	];
