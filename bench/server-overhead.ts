@@ -1,5 +1,6 @@
 /*
- * `npm run bench:server`: what `sendonce/server` costs per request. A trivial handler is served
+ * `npm run bench:server:overhead`: what `sendonce/server` costs per request, latency at one connection
+ * included (`npm run bench:server` compares it with its peers: bench/server-peers.ts). A trivial handler is served
  * bare and wrapped by `idempotency()` on memory, Redis and Postgres, each in a process of its
  * own (bench/server-target.ts); this process is the load generator, over loopback with
  * keep-alive connections. Two workloads: first requests (a new key each time: claim, handler,
@@ -185,7 +186,7 @@ const load1 = (values: number[]) => values.map(value => value.toFixed(2)).join('
 const section = `<!-- bench:server -->
 ## sendonce/server: overhead per request
 
-Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench:server\` (${((performance.now() - begun) / 60_000).toFixed(1)} minutes) on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; load average ${load1(loadBefore)} before, ${load1(os.loadavg())} after.${Math.max(loadBefore[0]!, os.loadavg()[0]!) > os.cpus().length ? ' The load was above the number of cores: other processes competed for them during the run, so the spreads are wide and differences well under a millisecond are within the noise.' : ''}${missing.length > 0 ? ` Not measured: no ${missing.join(', no ')}.` : ''}
+Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench:server:overhead\` (${((performance.now() - begun) / 60_000).toFixed(1)} minutes) on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; load average ${load1(loadBefore)} before, ${load1(os.loadavg())} after.${Math.max(loadBefore[0]!, os.loadavg()[0]!) > os.cpus().length ? ' The load was above the number of cores: other processes competed for them during the run, so the spreads are wide and differences well under a millisecond are within the noise.' : ''}${missing.length > 0 ? ` Not measured: no ${missing.join(', no ')}.` : ''}
 
 A trivial handler (201, a small JSON body) served from \`node:http\` through \`toNodeHandler\`, bare or wrapped by \`idempotency()\` on each store, the server in a process of its own; this bench's process is the load generator, keep-alive connections on loopback, each sending its next request when the last one is answered. *First requests* carry a new key each (a claim, the handler, the answer stored: two store round trips); *replays* repeat one key (one round trip, the handler not run). The transactional rows write one row per request in a PostgreSQL transaction, and are compared with a bare route that does the same (\`BEGIN\`, \`INSERT\`, \`COMMIT\`): with \`postgresTransactional\` the claim rides with \`BEGIN\` and the answer is one more \`UPDATE\`, so a first request costs one round trip more; a replay costs \`BEGIN\` with the claim, then \`ROLLBACK\`. ${RUNS} runs of ${SECONDS} s per row and concurrency after 1 s of warm-up, the rows interleaved; each figure is the median run, with the min–max over runs in brackets. Redis and PostgreSQL run on the same ${os.cpus().length} cores as the server and the load generator, so their rows include that contention: read them as this machine's.
 

@@ -87,13 +87,27 @@ async function answerOf(response: unknown): Promise<Answer> {
 	return {status: checked.status, statusText: checked.statusText, headers: [...checked.headers], body: new Uint8Array(await checked.arrayBuffer())};
 }
 
+/** The bytes behind the responses `responseOf` made, for an adapter to send as they are. */
+const bodiesOf = new WeakMap<Response, Uint8Array>();
+
 /** An answer as a Fetch `Response`. */
 export function responseOf(answer: Answer): Response {
-	return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body as Uint8Array<ArrayBuffer>, {
+	const nullBody = NULL_BODY_STATUSES.has(answer.status);
+	const response = new Response(nullBody ? null : answer.body as Uint8Array<ArrayBuffer>, {
 		status: answer.status,
 		...(answer.statusText ? {statusText: answer.statusText} : {}),
 		headers: answer.headers,
 	});
+	if (!nullBody) bodiesOf.set(response, answer.body);
+	return response;
+}
+
+/**
+ * The whole body of a response `idempotency()` answered with, while no one has read it: an
+ * adapter that writes bytes (`toNodeHandler`) sends them at once instead of through its stream.
+ */
+export function bodyOf(response: Response): Uint8Array | undefined {
+	return response.bodyUsed ? undefined : bodiesOf.get(response);
 }
 
 /** `response` with `headers` added (its own may be immutable: the response is rebuilt). */

@@ -1,5 +1,5 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
-import {rememberBodySource} from './idempotency.js';
+import {bodyOf, rememberBodySource} from './idempotency.js';
 import {readNodeBody} from './read-body.js';
 import {optionsObject, refuseUnknown} from './unknown-options.js';
 
@@ -41,6 +41,13 @@ export async function sendResponse(response: Response, target: ServerResponse): 
 	for (const [name, value] of response.headers) if (name !== 'set-cookie') target.setHeader(name, value);
 	const cookies = response.headers.getSetCookie();
 	if (cookies.length > 0) target.setHeader('set-cookie', cookies);
+	// An answer idempotency() holds in full (stored, replayed, refused): written in one piece, its stream left unread.
+	const whole = bodyOf(response);
+	if (whole) {
+		if (!target.destroyed) target.end(Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength));
+		return;
+	}
+
 	if (!response.body) {
 		target.end();
 		return;

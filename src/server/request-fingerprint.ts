@@ -1,5 +1,5 @@
 import {canonicalJson} from '../core/serialize.js';
-import {canonicalJsonText, MAX_DEPTH} from './canonical-json.js';
+import {canonicalJsonText, isCanonicalJsonBytes, MAX_DEPTH, stringifiedIfCanonical} from './canonical-json.js';
 import type {RequestBody} from './exchange.js';
 import {sha256Hex} from './web-crypto.js';
 
@@ -13,6 +13,8 @@ const encoder = new TextEncoder();
  */
 function canonicalBytes(contentType: string | undefined, body: Uint8Array): Uint8Array {
 	if (body.length === 0 || contentType === undefined || !JSON_TYPE.test(contentType)) return body;
+	// Canonical already (sendonce's client sends it so): its bytes are what the long way would write.
+	if (isCanonicalJsonBytes(body)) return body;
 	let text: string;
 	try {
 		text = new TextDecoder('utf-8', {fatal: true}).decode(body);
@@ -36,6 +38,9 @@ export function bodyBytes(contentType: string | undefined, body: RequestBody): U
 	if (value instanceof Uint8Array) return canonicalBytes(contentType, value);
 	if (typeof value === 'string') return canonicalBytes(contentType, encoder.encode(value));
 	if (value === undefined) return new Uint8Array(0);
+	// Members in order already (a parser's reading of canonical JSON): written natively, the same text.
+	const stringified = stringifiedIfCanonical(value);
+	if (stringified !== undefined) return encoder.encode(stringified);
 	if (deeperThan(value, MAX_DEPTH)) throw new BodyTooDeepError(MAX_DEPTH);
 	return encoder.encode(canonicalJson(value));
 }
@@ -64,11 +69,7 @@ function deeperThan(value: unknown, limit: number): boolean {
 
 /** SHA-256 (hex) over "METHOD target\n" and the body's bytes as `bodyBytes` gives them. */
 export async function digest(method: string, target: string, body: Uint8Array): Promise<string> {
-	const head = encoder.encode(`${method.toUpperCase()} ${target}\n`);
-	const bytes = new Uint8Array(head.length + body.length);
-	bytes.set(head);
-	bytes.set(body, head.length);
-	return sha256Hex(bytes);
+	return sha256Hex([encoder.encode(`${method.toUpperCase()} ${target}\n`), body]);
 }
 
 /**

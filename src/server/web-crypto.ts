@@ -4,7 +4,12 @@
 // (Deno, Workers). Taken at load, so that a test stubbing `globalThis.crypto` for a client in
 // the same process (Hermes has only getRandomValues) leaves the server's alone.
 interface NodeCrypto {
-	createHash(algorithm: string): {update(data: Uint8Array): {digest(encoding: 'hex'): string}};
+	createHash(algorithm: string): NodeHash;
+}
+
+interface NodeHash {
+	update(data: Uint8Array): NodeHash;
+	digest(encoding: 'hex'): string;
 }
 
 const nodeCrypto = (globalThis as {process?: {getBuiltinModule?: (name: string) => unknown}}).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
@@ -17,8 +22,30 @@ function hex(buffer: ArrayBuffer): string {
 	return Array.from(new Uint8Array(buffer), byte => byte.toString(16).padStart(2, '0')).join('');
 }
 
-/** SHA-256 of `bytes`, as lower-case hex (`node`: pass undefined to use Web Crypto). */
-export async function sha256Hex(bytes: Uint8Array, node: NodeCrypto | undefined = nodeCrypto): Promise<string> {
-	if (node) return node.createHash('sha256').update(bytes).digest('hex');
-	return hex(await subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+/** One buffer of `parts`, in order. */
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+	if (parts.length === 1) return parts[0]!;
+	const bytes = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
+	let offset = 0;
+	for (const part of parts) {
+		bytes.set(part, offset);
+		offset += part.length;
+	}
+
+	return bytes;
+}
+
+/**
+ * SHA-256 of `bytes` (or of `parts`, one after another), as lower-case hex (`node`: pass
+ * undefined to use Web Crypto). Node hashes the parts where they are: a body is not copied.
+ */
+export async function sha256Hex(bytes: Uint8Array | readonly Uint8Array[], node: NodeCrypto | undefined = nodeCrypto): Promise<string> {
+	const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
+	if (node) {
+		const hash = node.createHash('sha256');
+		for (const part of parts) hash.update(part);
+		return hash.digest('hex');
+	}
+
+	return hex(await subtle.digest('SHA-256', joined(parts) as Uint8Array<ArrayBuffer>));
 }

@@ -95,6 +95,25 @@ describe('toNodeHandler', () => {
 		expect(runs).toBe(1);
 	});
 
+	test('an answer idempotency() holds is written whole: its exact bytes, with the headers a wrapper set on it after', async () => {
+		const bytes = Uint8Array.from({length: 70_000}, (_, index) => (index * 7) % 256);
+		const once = idempotency({store: memoryKeyStore()});
+		const wrapped = once(async () => new Response(bytes, {status: 201, headers: {'content-type': 'application/octet-stream'}}));
+		const url = await listen(createServer(toNodeHandler(async request => {
+			const response = await wrapped(request);
+			response.headers.set('x-wrapper', 'yes');
+			return response;
+		})));
+
+		for (const expected of [undefined, 'true']) {
+			const answer = await post(url, 'whole-1', {});
+			expect(answer.status).toBe(201);
+			expect(answer.headers.get('idempotent-replayed') ?? undefined).toBe(expected);
+			expect(answer.headers.get('x-wrapper')).toBe('yes');
+			expect(new Uint8Array(await answer.arrayBuffer())).toEqual(bytes);
+		}
+	});
+
 	test('a handler that throws is answered 500 and reported; the key is free for the retry', async () => {
 		const errors: unknown[] = [];
 		let runs = 0;
