@@ -14,24 +14,20 @@
  */
 import {fork, type ChildProcess} from 'node:child_process';
 import {randomBytes, randomUUID} from 'node:crypto';
-import {Agent, request} from 'node:http';
+import {Agent} from 'node:http';
 import os from 'node:os';
 import {readFile, writeFile} from 'node:fs/promises';
 import {fileURLToPath} from 'node:url';
 import pg from 'pg';
 import {createClient} from 'redis';
 import {postgresAnswers, redisAnswers} from '../test/server-half/services.js';
+import {numberFlag, postOrder} from './order-requests.js';
 import {median, ms, percentile, table} from './stats.js';
 
-function flag(name: string, fallback: number): number {
-	const value = Number(process.argv.find(argument => argument.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
-	if (!Number.isFinite(value) || value <= 0) throw new TypeError(`Expected \`--${name}\` to be a positive number`);
-	return value;
-}
 
-const SECONDS = flag('seconds', 3);
-const CONNECTIONS = flag('connections', 16);
-const RUNS = flag('runs', 3);
+const SECONDS = numberFlag('seconds', 3);
+const CONNECTIONS = numberFlag('connections', 16);
+const RUNS = numberFlag('runs', 3);
 const WARMUP_MS = 1000;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -60,22 +56,11 @@ async function startTarget(variant: Variant): Promise<{child: ChildProcess; url:
 
 const BODY = JSON.stringify({item: 'book', quantity: 1, total: 42});
 
-function post(agent: Agent, url: string, key: string): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const outgoing = request(`${url}/orders`, {method: 'POST', agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), 'idempotency-key': key}}, incoming => {
-			incoming.resume();
-			incoming.on('end', () => resolve(incoming.statusCode ?? 0));
-		});
-		outgoing.on('error', reject);
-		outgoing.end(BODY);
-	});
-}
-
 /** `connections` loops sending one request after another for `duration` ms; their latencies. */
 async function load(url: string, workload: Workload, duration: number, connections: number): Promise<{latencies: number[]; seconds: number; failures: number}> {
 	const agent = new Agent({keepAlive: true, maxSockets: connections});
 	const replayKey = randomUUID();
-	if (workload === 'replays') await post(agent, url, replayKey);
+	if (workload === 'replays') await postOrder(agent, url, replayKey, BODY);
 	const latencies: number[] = [];
 	let failures = 0;
 	const started = performance.now();
@@ -83,7 +68,7 @@ async function load(url: string, workload: Workload, duration: number, connectio
 	await Promise.all(Array.from({length: connections}, async () => {
 		while (performance.now() < end) {
 			const begin = performance.now();
-			const status = await post(agent, url, workload === 'replays' ? replayKey : randomUUID());
+			const status = await postOrder(agent, url, workload === 'replays' ? replayKey : randomUUID(), BODY);
 			latencies.push(performance.now() - begin);
 			if (status !== 201) failures++;
 		}

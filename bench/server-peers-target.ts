@@ -6,7 +6,7 @@
  *   sendonce             expressIdempotency() (Express) or idempotency() (Fetch), on STORE
  *   express-idempotency  its middleware, its in-memory adapter or a Redis adapter of its interface
  *   node-idempotency     @node-idempotency/core behind the wrapper that follows its Express plugin
- *                        (test/cli/corpus/node-idempotency.ts), memory or Redis adapter from npm
+ *                        (test/server/peers/node-idempotency-express.ts), memory or Redis adapter from npm
  *   powertools           @aws-lambda-powertools/idempotency's makeIdempotent around the route's
  *                        work, its CachePersistenceLayer on Redis (it has no in-memory store)
  *
@@ -131,9 +131,10 @@ function expressIdempotencyRedisAdapter() {
 	};
 }
 
-/** @node-idempotency behind the middleware of test/cli/corpus/node-idempotency.ts (its Express plugin's, line for line). */
+/** @node-idempotency behind the middleware that follows its Express plugin (test/server/peers/node-idempotency-express.ts). */
 async function nodeIdempotencyMiddleware(): Promise<Handler> {
-	const {Idempotency, IdempotencyError, IdempotencyErrorCodes} = await import('@node-idempotency/core');
+	const {Idempotency} = await import('@node-idempotency/core');
+	const {nodeIdempotencyMiddleware: middleware} = await import('../test/server/peers/node-idempotency-express.js');
 	let adapter;
 	if (STORE === 'redis') {
 		const {RedisStorageAdapter} = await import('@node-idempotency/storage-adapter-redis');
@@ -144,43 +145,7 @@ async function nodeIdempotencyMiddleware(): Promise<Handler> {
 		adapter = new MemoryStorageAdapter();
 	}
 
-	const idempotency = new Idempotency(adapter, {});
-	const httpCode: Record<string, number> = {IDEMPOTENCY_FINGERPRINT_MISSMATCH: 422, IDEMPOTENCY_KEY_LEN_EXEEDED: 400, IDEMPOTENCY_KEY_MISSING: 400, REQUEST_IN_PROGRESS: 409};
-	return async (request, response, next) => {
-		const params = {headers: request.headers, body: request.body as Record<string, unknown>, path: request.url as string, method: request.method as string};
-		try {
-			const stored = await idempotency.onRequest(params);
-			if (!stored) {
-				const send = response.send.bind(response);
-				response.send = (body: unknown) => {
-					const statusCode = response.statusCode as number;
-					const contentType = response.getHeader('content-type');
-					let payload: unknown = body;
-					try {
-						if (String(contentType).toLowerCase().includes('application/json') && typeof body === 'string') payload = JSON.parse(body);
-					} catch {}
-
-					void idempotency.onResponse(params, {additional: {statusCode, ...(contentType ? {'Content-Type': contentType} : {})}, ...(statusCode < 400 ? {body: payload} : {error: payload})} as never);
-					return send(body);
-				};
-
-				next();
-				return;
-			}
-
-			if (stored.additional?.statusCode) response.status(stored.additional.statusCode as number);
-			if (stored.additional?.['Content-Type']) response.header('Content-Type', stored.additional['Content-Type'] as string);
-			response.header('Idempotent-Replayed', 'true');
-			if (stored.body) response.send(stored.body);
-			else next(stored.error);
-		} catch (error) {
-			if (error instanceof IdempotencyError) {
-				if (error.code === IdempotencyErrorCodes.REQUEST_IN_PROGRESS) response.header('Retry-After', '1');
-				response.status(httpCode[error.code] ?? 500);
-				next(error);
-			}
-		}
-	};
+	return middleware(new Idempotency(adapter, {})) as Handler;
 }
 
 /** Powertools' makeIdempotent around the route's work: the key from the header, the method, path and body validated. */

@@ -20,7 +20,7 @@
  */
 import {fork, type ChildProcess} from 'node:child_process';
 import {randomBytes, randomUUID} from 'node:crypto';
-import {Agent, request} from 'node:http';
+import {Agent} from 'node:http';
 import os from 'node:os';
 import {readFile, writeFile} from 'node:fs/promises';
 import {fileURLToPath} from 'node:url';
@@ -28,20 +28,15 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import {createClient} from 'redis';
 import {postgresAnswers, redisAnswers} from '../test/server-half/services.js';
+import {argument, numberFlag, postOrder} from './order-requests.js';
 import {median, table} from './stats.js';
 
-const argument = (name: string) => process.argv.find(item => item.startsWith(`--${name}=`))?.slice(name.length + 3);
-function flag(name: string, fallback: number): number {
-	const value = Number(argument(name) ?? fallback);
-	if (!Number.isFinite(value) || value <= 0) throw new TypeError(`Expected \`--${name}\` to be a positive number`);
-	return value;
-}
 
-const SECONDS = flag('seconds', 2);
-const ROUNDS = flag('rounds', 3);
-const CONNECTIONS = flag('connections', 16);
-const KEYS = flag('keys', 200);
-const BURST = flag('burst', 50);
+const SECONDS = numberFlag('seconds', 2);
+const ROUNDS = numberFlag('rounds', 3);
+const CONNECTIONS = numberFlag('connections', 16);
+const KEYS = numberFlag('keys', 200);
+const BURST = numberFlag('burst', 50);
 const ONLY = argument('only')?.split(',');
 const BEFORE = argument('before');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -117,17 +112,6 @@ class Target {
 	}
 }
 
-function post(agent: Agent, url: string, key: string, body: string): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const outgoing = request(`${url}/orders`, {method: 'POST', agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': key}}, incoming => {
-			incoming.resume();
-			incoming.on('end', () => resolve(incoming.statusCode ?? 0));
-		});
-		outgoing.on('error', reject);
-		outgoing.end(body);
-	});
-}
-
 interface Load {
 	rps: number;
 	p50: number;
@@ -142,7 +126,7 @@ async function load(url: string, workload: Workload, seconds: number): Promise<L
 	if (workload === 'replays') {
 		replayKey = randomUUID();
 		const agent = new Agent();
-		await post(agent, url, replayKey, body);
+		await postOrder(agent, url, replayKey, body);
 		agent.destroy();
 	}
 
@@ -171,13 +155,13 @@ interface Burst {
 async function burst(target: Target): Promise<Burst> {
 	const agent = new Agent({keepAlive: true, maxSockets: BURST});
 	// Open the connections first: the burst measures the claims, not TCP handshakes.
-	await Promise.all(Array.from({length: BURST}, async () => post(agent, target.url, randomUUID(), BODIES.first)));
+	await Promise.all(Array.from({length: BURST}, async () => postOrder(agent, target.url, randomUUID(), BODIES.first)));
 	await target.stats();
 	const statuses: Record<string, number> = {};
 	const started = performance.now();
 	for (let index = 0; index < KEYS; index++) {
 		const key = randomUUID();
-		const answers = await Promise.all(Array.from({length: BURST}, async () => post(agent, target.url, key, BODIES.first)));
+		const answers = await Promise.all(Array.from({length: BURST}, async () => postOrder(agent, target.url, key, BODIES.first)));
 		for (const status of answers) statuses[status] = (statuses[status] ?? 0) + 1;
 	}
 

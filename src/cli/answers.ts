@@ -65,6 +65,12 @@ export function distinctAnswers(answers: readonly Answer[]): Answer[] {
 /** Whether the server failed (5xx): the one answer a client retries with the same key. */
 export const isServerError = (answer: Answer): boolean => answer.status >= 500;
 
+/** A 5xx marked as a replay: the failure was stored as the key's answer, and no retry can succeed. */
+export const isStoredFailure = (answer: Answer): boolean => isServerError(answer) && isMarked(answer);
+
+/** What to change where `isStoredFailure`. */
+export const STORED_FAILURE_FIX = 'never store a 5xx (or a failure the client may retry) as the key\'s answer: release the key, so that the retry runs; store only answers the client must not retry (2xx, 4xx)';
+
 /** An answer in a few words: `201 {"id":"ord_1"} (replayed)`. */
 export function describeAnswer(answer: Answer): string {
 	const body = answer.body.replaceAll(/\s+/g, ' ').trim();

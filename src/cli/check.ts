@@ -23,7 +23,10 @@ export class RateLimitedError extends Error {
 const RATE_LIMIT_TRIES = 3;
 const RATE_LIMIT_WAIT = 10_000;
 
-/** The key a server should read from a header value: an sf-string unquoted, else the value. */
+/**
+ * The key a server should read from a header value: an sf-string unquoted, else the value (the
+ * CLI imports nothing of the server half, whose `parseKeyHeader` reads keys the same way).
+ */
 const keyOf = (value: string): string => (/^"(?:[^"\\]|\\.)*"$/.test(value) ? value.slice(1, -1).replaceAll(/\\(.)/g, '$1') : value);
 
 /** What the answers to keys never sent before showed, beyond what the probe reads of them. */

@@ -12,8 +12,8 @@ export function storedRequest({url, method, headers, body}: IntentRecord['reques
 		try {
 			// JSON only where it gives back the very bytes sent: a number beyond 2^53, spaces or
 			// escapes the app wrote would make a re-sent `json` another request. Those stay text.
-			const parsed = JSON.parse(body) as unknown;
-			if (JSON.stringify(parsed) === body) json = JSON.parse(body, (_, value: unknown) => Object.freeze(value));
+			const parsed = JSON.parse(body, (_, value: unknown) => Object.freeze(value)) as unknown;
+			if (JSON.stringify(parsed) === body) json = parsed;
 		} catch {
 			// Not JSON: shown as text.
 		}

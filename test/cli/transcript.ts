@@ -8,13 +8,13 @@ import {createServer} from 'node:http';
 import type {AddressInfo} from 'node:net';
 import {main} from '../../src/cli/main.js';
 import {toNodeHandler} from '../../src/server.js';
-import {nonAtomic} from '../server/broken/non-atomic.js';
+import {lookUpThenStore} from '../server/broken/look-up-then-store.js';
 import {honestServer, type TestServer} from '../server/honest.js';
 
 /** What each transcript checks, with which flags. */
 export const TRANSCRIPTS: Array<{server: () => TestServer; flags: string[]}> = [
 	{server: honestServer, flags: ['--origin', 'https://app.test', '--as', 'Authorization: Bearer alice', '--as', 'Authorization: Bearer bob']},
-	{server: nonAtomic, flags: ['-H', 'Authorization: Bearer alice']},
+	{server: () => lookUpThenStore(), flags: ['-H', 'Authorization: Bearer alice']},
 ];
 
 const shellWord = (word: string) => (/^[\w./:@=-]+$/.test(word) ? word : `'${word}'`);

@@ -118,7 +118,7 @@ describe('probes that cannot tell replays from runs say so, and use what the ser
 	});
 
 	test('marks its replays, but looks the key up, works, then stores, with one body for all: concurrent duplicates warn that the evidence cannot tell, never pass', async () => {
-		const server = lookUpThenStore();
+		const server = lookUpThenStore({answer: 'queued'});
 		const run = await check(server.handle, TWO_USERS);
 
 		// Answer for answer, this looks like a correct server whose duplicates join the run in progress.

@@ -39,6 +39,11 @@ export const cors: Probe = {
 		// Cookie header here: `credentials: 'include'`) makes a credentialed request, for which `*` is
 		// no wildcard.
 		const credentialed = Object.keys(context.headers).some(name => name.toLowerCase() === 'cookie');
+		// The CORS check (Fetch standard), the same for the preflight and every answer: the origin
+		// itself, or `*` where no credentials go; with credentials, Allow-Credentials: true too.
+		const originAllows = ({headers}: Answer) => (credentialed
+			? headers['access-control-allow-origin'] === origin && headers['access-control-allow-credentials']?.trim() === 'true'
+			: headers['access-control-allow-origin'] === origin || headers['access-control-allow-origin'] === '*');
 		const wildcard = (values: string[]) => !credentialed && values.includes('*');
 		const methodAllowed = SAFELISTED_METHODS.has(context.method) || methods.includes(context.method) || wildcard(methods);
 		const refused = requested.filter(name => !allowed.includes(name) && !wildcard(allowed));
@@ -46,11 +51,10 @@ export const cors: Probe = {
 		// 2.50 still do for a request without credentials (Chromium reports it deprecated:
 		// AuthorizationCoveredByWildcard). It works today, and stops when browsers follow the standard.
 		const starAuthorization = requested.includes('authorization') && !allowed.includes('authorization') && wildcard(allowed);
-		const originAllowed = credentialed ? allowOrigin === origin && allowCredentials : allowOrigin === origin || allowOrigin === '*';
 		const preflightGot = `preflight ${preflight.status}, Allow-Origin ${allowOrigin ?? 'absent'}, Allow-Methods ${methods.join(', ') || 'absent'}, Allow-Headers ${allowed.join(', ') || 'absent'}${allowCredentials ? ', Allow-Credentials true' : ''}`;
 		const reasons = [
 			...(preflight.status < 200 || preflight.status >= 300 ? [`the preflight answered ${preflight.status}`] : []),
-			...(originAllowed ? [] : [credentialed ? `a credentialed request needs Allow-Origin ${origin} (not *) and Allow-Credentials true` : `Allow-Origin is not ${origin} or *`]),
+			...(originAllows(preflight) ? [] : [credentialed ? `a credentialed request needs Allow-Origin ${origin} (not *) and Allow-Credentials true` : `Allow-Origin is not ${origin} or *`]),
 			...(methodAllowed ? [] : [`${context.method} is not in Allow-Methods${methods.includes('*') ? ' (* is no wildcard with credentials)' : ''}`]),
 			...(refused.length > 0 ? [`${refused.join(', ')} not allowed${allowed.includes('*') ? ' (* is no wildcard with credentials)' : ''}`] : []),
 		];
@@ -71,10 +75,7 @@ export const cors: Probe = {
 		const exposed = list(replay.headers['access-control-expose-headers']);
 		const hidden = ['idempotent-replayed', 'retry-after'].filter(name => !exposed.includes(name) && !(exposed.includes('*') && !credentialed));
 		const got = `${preflightGot}; ${describeAnswer(answer)}, then ${describeAnswer(replay)}, Expose-Headers ${exposed.join(', ') || 'absent'}`;
-		const readable = ({headers}: Answer) => (credentialed
-			? headers['access-control-allow-origin'] === origin && headers['access-control-allow-credentials']?.trim() === 'true'
-			: headers['access-control-allow-origin'] === origin || headers['access-control-allow-origin'] === '*');
-		const unreadable = [answer, replay].flatMap((each, index) => (readable(each) ? [] : [index === 0 ? 'answer' : 'replay']));
+		const unreadable = [answer, replay].flatMap((each, index) => (originAllows(each) ? [] : [index === 0 ? 'answer' : 'replay']));
 		if (unreadable.length > 0) {
 			return {verdict: 'fail', sent, got: `${got}: the page cannot read the ${unreadable.join(' or the ')}`, fix: `send Access-Control-Allow-Origin: ${origin}${credentialed ? ' and Access-Control-Allow-Credentials: true' : ''} on every answer (replays and 409s included), not only the preflight`};
 		}

@@ -1,4 +1,4 @@
-import {describeAnswer, difference, isMarked, isServerError, isSuccess, sameAnswer, untilSettled} from '../answers.js';
+import {describeAnswer, difference, isMarked, isStoredFailure, isSuccess, sameAnswer, STORED_FAILURE_FIX, untilSettled} from '../answers.js';
 import type {Probe} from '../probe.js';
 
 /**
@@ -31,8 +31,8 @@ export const lostReply: Probe = {
 			};
 		}
 
-		if (isServerError(retry) && isMarked(retry)) {
-			return {verdict: 'fail', sent, got: `${got}: a 5xx was stored under the key and replayed`, fix: 'never store a 5xx as the key\'s answer: release the key, so that the retry runs'};
+		if (isStoredFailure(retry)) {
+			return {verdict: 'fail', sent, got: `${got}: a 5xx was stored under the key and replayed`, fix: STORED_FAILURE_FIX};
 		}
 
 		if (!isSuccess(retry)) return {verdict: 'fail', sent, got, fix: 'a request whose reply was lost must still run to its end and store its answer for the key'};

@@ -1,4 +1,4 @@
-import {describeAnswer, difference, isMarked, isServerError, isSuccess, sameAnswer, untilSettled} from '../answers.js';
+import {describeAnswer, difference, isMarked, isServerError, isStoredFailure, isSuccess, sameAnswer, STORED_FAILURE_FIX, untilSettled} from '../answers.js';
 import type {Probe} from '../probe.js';
 
 /** 2. The same key twice, one after the other: the second is the first's answer, marked. */
@@ -15,12 +15,12 @@ export const replay: Probe = {
 			// settled. A server that stored the failure replays it, and no retry can ever succeed.
 			const retry = await untilSettled(context, async () => context.send({key}));
 			failed = `${describeAnswer(first)}, retried: `;
-			if (isServerError(retry) && isMarked(retry)) {
+			if (isStoredFailure(retry)) {
 				return {
 					verdict: 'fail',
 					sent: `${context.method} twice with key ${key}`,
 					got: `${failed}${describeAnswer(retry)}: the 5xx was stored under the key and replayed, so no retry can succeed`,
-					fix: 'never store a 5xx (or a failure the client may retry) as the key\'s answer: release the key, so that the retry runs; store only answers the client must not retry (2xx, 4xx)',
+					fix: STORED_FAILURE_FIX,
 				};
 			}
 

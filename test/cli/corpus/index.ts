@@ -16,7 +16,6 @@ import {noFingerprint} from '../../server/broken/no-fingerprint.js';
 import {noIdempotency} from '../../server/broken/no-idempotency.js';
 import {noKeyCrash} from '../../server/broken/no-key-crash.js';
 import {noReplayHeader} from '../../server/broken/no-replay-header.js';
-import {nonAtomic} from '../../server/broken/non-atomic.js';
 import {quotedKeysMisread} from '../../server/broken/quoted-keys-misread.js';
 import {status417} from '../../server/broken/status-417.js';
 import {downstreamFailsOnce} from '../../server/broken/stored-5xx.js';
@@ -109,9 +108,9 @@ export const corpus: CorpusEntry[] = [
 	{name: 'stuck lock', what: 'a cancelled request keeps its claim for 24 h', verdicts: {'lost-reply': 'fail'}, says: /^FAIL {2}3 Lost reply: .*409 .*the key was still locked [\d.]+ s after the dropped request/m, start: startStuckLock},
 	{name: 'no fingerprint', what: 'another body under a key gets the first body\'s answer', verdicts: {mismatch: 'fail'}, says: /^FAIL {2}4 Same key, another body: .*\(Idempotent-Replayed: true\): the first body's answer, marked as a replay: the other body's action was lost/m, start: served(() => noFingerprint())},
 	{name: '417 for another body', what: 'a reused key refused with 417, not 422', verdicts: {mismatch: 'warn'}, once: true, says: /^WARN {2}4 Same key, another body: .*then 417 .*the other body under a fresh key: 201 .*refused for the key, but not with 422; fix: answer 422/m, start: served(() => status417())},
-	{name: 'no claim before work', what: 'looks the key up, works, then stores: each run its own id', verdicts: {concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*it ran more than once; fix: claim the key atomically/m, start: served(() => nonAtomic())},
-	{name: 'look-up-then-store, one body', what: 'the same race, every order `{"status":"queued"}`, replays marked', verdicts: {concurrency: 'warn'}, says: /^WARN {2}5 Concurrent duplicates: .*cannot tell duplicates joined to one run from several runs/m, start: served(() => lookUpThenStore())},
-	{name: 'look-up-then-store, Location', what: 'the same, but each run names its order in `Location`', verdicts: {concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*Location http:\/\/127\.0\.0\.1:\d+\/orders\/ord_.*it ran more than once/m, start: served(() => lookUpThenStore({located: true}))},
+	{name: 'no claim before work', what: 'looks the key up, works, then stores: each run its own id', verdicts: {concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*it ran more than once; fix: claim the key atomically/m, start: served(() => lookUpThenStore())},
+	{name: 'look-up-then-store, one body', what: 'the same race, every order `{"status":"queued"}`, replays marked', verdicts: {concurrency: 'warn'}, says: /^WARN {2}5 Concurrent duplicates: .*cannot tell duplicates joined to one run from several runs/m, start: served(() => lookUpThenStore({answer: 'queued'}))},
+	{name: 'look-up-then-store, Location', what: 'the same, but each run names its order in `Location`', verdicts: {concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*Location http:\/\/127\.0\.0\.1:\d+\/orders\/ord_.*it ran more than once/m, start: served(() => lookUpThenStore({answer: 'located'}))},
 	{name: 'quoted keys verbatim', what: '`"k"` and `k` are two keys', verdicts: {'key-format': 'warn'}, says: /^WARN {2}6 Key raw and quoted: .*raw and quoted are two keys to it/m, start: served(() => quotedKeysMisread('verbatim'))},
 	{name: 'quoted keys misread', what: 'every quoted key reads as one key', verdicts: {'key-format': 'fail'}, says: /^FAIL {2}6 Key raw and quoted: .*two different quoted keys got one answer/m, start: served(() => quotedKeysMisread('outside-quotes'))},
 	{name: 'keys not per user', what: 'one key space for every user', verdicts: {'per-user': 'fail'}, says: /^FAIL {2}8 Keys per user: .*the second user got the first user's answer, marked as a replay/m, start: served(() => globalKeys())},
