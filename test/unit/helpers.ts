@@ -9,6 +9,7 @@ export const URL_ORDERS = 'https://api.test/orders';
 // Captured before any test fakes timers: the helpers below wait for real event-loop turns
 // (msw answers through promises and native callbacks), never for real time.
 const realSetImmediate = globalThis.setImmediate;
+const realNow = Date.now.bind(Date);
 
 /** Lets msw and the client run for `turns` turns of the real event loop; fake time stands still. */
 export async function flush(turns = 10): Promise<void> {
@@ -19,9 +20,13 @@ export async function flush(turns = 10): Promise<void> {
 	}
 }
 
-/** Waits, without moving fake time, until `condition` holds. */
+/**
+ * Waits, without moving fake time, until `condition` holds: at least 500 turns of the event
+ * loop and 10 s of real time, so a loaded machine (hashing runs on libuv's pool) is not a failure.
+ */
 export async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
-	for (let i = 0; i < 500; i++) {
+	const started = realNow();
+	for (let i = 0; i < 500 || realNow() - started < 10_000; i++) {
 		if (condition()) return;
 		await flush(1);
 	}

@@ -1,7 +1,7 @@
 import {HttpResponse} from 'msw';
 import {afterEach, beforeEach, expect, test, vi} from 'vitest';
 import {createClient, type IntentState} from '../../src/index.js';
-import {drive, FAST, status, testStore, URL_ORDERS, useMsw} from './helpers.js';
+import {drive, FAST, status, testStore, until, URL_ORDERS, useMsw} from './helpers.js';
 
 const {api} = useMsw();
 
@@ -52,7 +52,11 @@ test('replaced in another tab mid-retry, and the new intent settled: the page ne
 	}, HttpResponse.json({id: 'o-2'}, {status: 201}), HttpResponse.json({id: 'o-1'}, {status: 201}));
 	const intent = await page.intent('checkout', ORDER);
 
-	const result = await drive(intent.send());
+	const sending = intent.send();
+	// Fake time stands still until the other tab has stored o-2 and sent it: a page whose retry
+	// timer fired before the replacement was stored would rightly send o-1 again.
+	await until(() => seen.length === 2, 'o-2 sent from the other tab');
+	const result = await drive(sending);
 	await drive(replaced!);
 	await drive(vi.advanceTimersByTimeAsync(5000));
 
