@@ -38,11 +38,38 @@ const load = async <T>(file: string): Promise<T> => import(pathToFileURL(sendonc
 let runs = new Map<string, number>();
 /** SQL statements sent (one round trip each), since the last `stats`. */
 let statements = 0;
+/** SQL statements answered, ever: what a request waited for is how many were answered before its answer began. */
+let answered = 0;
 const originalQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...rest: unknown[]) {
 	statements++;
-	return (originalQuery as (...items: unknown[]) => unknown).apply(this, rest);
+	const done = () => {
+		answered++;
+	};
+	const callback = rest.at(-1);
+	if (typeof callback === 'function') {
+		rest[rest.length - 1] = (...results: unknown[]) => {
+			done();
+			return (callback as (...items: unknown[]) => unknown)(...results);
+		};
+	}
+
+	const result = (originalQuery as (...items: unknown[]) => unknown).apply(this, rest);
+	if (typeof callback !== 'function') (result as Promise<unknown> | undefined)?.then?.(done, done);
+	return result;
 } as typeof pg.Client.prototype.query;
+/** Per request since the last `stats`: the SQL statements answered between its arrival and its answer's first byte (one at a time: sequential requests only). */
+let waited: number[] = [];
+const counting = (handler: (request: IncomingMessage, response: ServerResponse) => unknown) => (request: IncomingMessage, response: ServerResponse) => {
+	const arrived = answered;
+	const {writeHead} = response;
+	response.writeHead = function (this: ServerResponse, ...rest: unknown[]) {
+		waited.push(answered - arrived);
+		response.writeHead = writeHead;
+		return (writeHead as (...items: unknown[]) => ServerResponse).apply(this, rest);
+	} as typeof response.writeHead;
+	return handler(request, response);
+};
 
 const ran = (key: string | undefined) => {
 	const name = key ?? '';
@@ -254,7 +281,7 @@ async function expressApp(): Promise<(request: IncomingMessage, response: Server
 	return app as unknown as (request: IncomingMessage, response: ServerResponse) => void;
 }
 
-const server = createServer(FRAMEWORK === 'fetch' ? await fetchHandler() : await expressApp());
+const server = createServer(counting(FRAMEWORK === 'fetch' ? await fetchHandler() : await expressApp()));
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
 	process.send?.({url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`});
@@ -262,8 +289,9 @@ server.listen(0, '127.0.0.1', () => {
 process.on('message', (message: {type: string}) => {
 	if (message.type !== 'stats') return;
 	const counts = [...runs.values()];
-	process.send?.({type: 'stats', keys: counts.length, runs: counts.reduce((sum, count) => sum + count, 0), duplicates: counts.reduce((sum, count) => sum + count - 1, 0), most: Math.max(0, ...counts), statements});
+	process.send?.({type: 'stats', keys: counts.length, runs: counts.reduce((sum, count) => sum + count, 0), duplicates: counts.reduce((sum, count) => sum + count - 1, 0), most: Math.max(0, ...counts), statements, waited});
 	runs = new Map();
 	statements = 0;
+	waited = [];
 });
 process.on('disconnect', () => process.exit(0));

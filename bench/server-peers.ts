@@ -76,6 +76,8 @@ interface Stats {
 	duplicates: number;
 	most: number;
 	statements: number;
+	/** Per request: the SQL statements answered before its answer began (meaningful one at a time). */
+	waited: number[];
 }
 
 class Target {
@@ -170,16 +172,34 @@ async function burst(target: Target): Promise<Burst> {
 	return {seconds, statuses, stats: await target.stats()};
 }
 
+/** Requests sent one at a time to see what a request waits for. */
+const ALONE = 20;
+
+/** {@link ALONE} first requests, then as many replays of one key, one at a time: the SQL round trips each waited for (median). */
+async function alone(target: Target): Promise<Measured['waited']> {
+	const agent = new Agent({keepAlive: true});
+	const key = randomUUID();
+	await target.stats();
+	for (let index = 0; index < ALONE; index++) await postOrder(agent, target.url, index === 0 ? key : randomUUID(), BODIES.first);
+	const first = (await target.stats()).waited;
+	for (let index = 0; index < ALONE; index++) await postOrder(agent, target.url, key, BODIES.first);
+	const replays = (await target.stats()).waited;
+	agent.destroy();
+	return {first: median(first), replays: median(replays)};
+}
+
 interface Measured {
 	load: Partial<Record<Workload, Load>>;
 	/** SQL round trips per request. */
 	statements: Partial<Record<'first' | 'replays', number>>;
+	/** SQL round trips a request waits for, sent one at a time (median of {@link ALONE}). */
+	waited: Partial<Record<'first' | 'replays', number>>;
 	burst?: Burst;
 }
 
 async function measure(variant: Variant): Promise<Measured> {
 	const target = await Target.start(variant);
-	const measured: Measured = {load: {}, statements: {}};
+	const measured: Measured = {load: {}, statements: {}, waited: {}};
 	try {
 		// The first workload warms the process (its JIT, its connections) longer than the others.
 		for (const [index, workload] of WORKLOADS.entries()) {
@@ -191,6 +211,8 @@ async function measure(variant: Variant): Promise<Measured> {
 			measured.load[workload] = figures;
 			if (workload === 'first' || workload === 'replays') measured.statements[workload] = stats.statements / figures.requests;
 		}
+
+		if (variant.store === 'transactional') measured.waited = await alone(target);
 
 		if (BURST_TOO) measured.burst = await burst(target);
 	} finally {
@@ -293,8 +315,12 @@ const burstRows = measuredVariants.map(variant => {
 	return [...label(variant), spreadText(runs.map(run => run.burst!.seconds), value => value.toFixed(2)), `${spreadText(duplicates, String)}${Math.max(...duplicates) > 0 ? `, up to ${burstMost(variant)} runs of one key` : ''}`, Object.entries(statuses).map(([status, count]) => `${status}: ${count}`).join(', ')];
 });
 const burstTable = table(['framework', 'server', 'store', `${KEYS} keys × ${BURST} at once: s (range)`, 'duplicate runs (range)', 'answers, all rounds'], burstRows, ['l', 'l', 'l', 'r', 'r', 'l']);
-const sqlRows = measuredVariants.filter(variant => variant.store === 'transactional').map(variant => [...label(variant), ...(['first', 'replays'] as const).map(workload => spreadText(runsOf(variant).map(run => run.statements[workload] ?? Number.NaN), value => value.toFixed(2)))]);
-const sqlTable = table(['framework', 'server', 'store', 'SQL round trips per first request', 'per replay'], sqlRows, ['l', 'l', 'l', 'r', 'r']);
+const sqlRows = measuredVariants.filter(variant => variant.store === 'transactional').map(variant => [
+	...label(variant),
+	...(['first', 'replays'] as const).map(workload => spreadText(runsOf(variant).map(run => run.statements[workload] ?? Number.NaN), value => value.toFixed(2))),
+	...(['first', 'replays'] as const).map(workload => spreadText(runsOf(variant).map(run => run.waited[workload] ?? Number.NaN), value => value.toFixed(0))),
+]);
+const sqlTable = table(['framework', 'server', 'store', 'sent per first request', 'per replay', 'waited for by a first request, alone', 'by a replay'], sqlRows, ['l', 'l', 'l', 'r', 'r', 'r', 'r']);
 
 // ---- Targets ----
 /** No duplicate effect in any burst, and every replay answered (Powertools' Redis layer refuses them: its completed records lose their payload hash). */
@@ -339,14 +365,16 @@ for (const framework of ['express4', 'express5', 'fetch'] as const) {
 		const replay = extra('replays');
 		// Per request: the sweeper's statements (a few per second, in the background) come on top.
 		targetRows.push([`${label(tx)[0]}, PostgreSQL transactional: one round trip per first request (beyond the route's own)`, spreadText(first, value => value.toFixed(2)), verdict(Math.round(median(first)) <= 1)]);
-		targetRows.push([`${label(tx)[0]}, PostgreSQL transactional: a replay in one round trip`, spreadText(replay, value => value.toFixed(2)), verdict(Math.round(median(replay)) <= 1)]);
+		// A replay's ROLLBACK is sent, and the connection held until it ends, but the answer does not wait for it.
+		const waited = runsOf(tx).map(run => run.waited.replays ?? Number.NaN);
+		targetRows.push([`${label(tx)[0]}, PostgreSQL transactional: a replay in one round trip (waited for, one at a time; ${spreadText(replay, value => value.toFixed(2))} sent under load)`, spreadText(waited, value => value.toFixed(0)), verdict(median(waited) <= 1)]);
 	}
 }
 
 const targetTable = table(['target', 'median (range)', ''], targetRows, ['l', 'l', 'l']);
 const loads = loadAverages.map(values => values[0]!);
 const loadText = `load average (1 min) ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}, median ${median(loads).toFixed(2)}, over the run`;
-const figures = `**Throughput**, req/s with ${CONNECTIONS} connections (median round, min–max), and the bare route's req/s divided by this one's (PostgreSQL rows: by the bare route that writes the same row in a transaction):\n\n${throughputTable}\n\n**A burst**: ${KEYS} keys one after another, ${BURST} requests of each at once; how many times the route ran more than once per key (0 for a correct layer):\n\n${burstTable}\n\n**PostgreSQL**, statements sent per request (one round trip each; the bare route's own: BEGIN, INSERT, COMMIT):\n\n${sqlTable}\n\n**Targets** (issue 23):\n\n${targetTable}`;
+const figures = `**Throughput**, req/s with ${CONNECTIONS} connections (median round, min–max), and the bare route's req/s divided by this one's (PostgreSQL rows: by the bare route that writes the same row in a transaction):\n\n${throughputTable}\n\n**A burst**: ${KEYS} keys one after another, ${BURST} requests of each at once; how many times the route ran more than once per key (0 for a correct layer):\n\n${burstTable}\n\n**PostgreSQL**, statements sent per request under load (one round trip each; the bare route's own: BEGIN, INSERT, COMMIT), and those a request sent alone waited for before its answer began:\n\n${sqlTable}\n\n**Targets** (issue 23):\n\n${targetTable}`;
 console.log(`\n${figures}\n\n${loadText}; ${((performance.now() - begun) / 60_000).toFixed(1)} minutes.`);
 
 if (!ONLY) {

@@ -36,8 +36,10 @@ export interface SqlDriver<Tx> {
 	/**
 	 * `BEGIN`, then `first` (in the same round trip where the driver can), then `work` with
 	 * `first`'s result; then `COMMIT` when `work` says so, `ROLLBACK` when it does not or rejects.
+	 * With `idle`, the transaction wrote nothing and holds no lock: the value need not wait for
+	 * its `ROLLBACK` (the connection is given back once it ends), where the driver can.
 	 */
-	transaction<T>(first: Statement | undefined, work: (tx: Tx, first: SqlResult | undefined) => Promise<{commit: boolean; value: T}>): Promise<T>;
+	transaction<T>(first: Statement | undefined, work: (tx: Tx, first: SqlResult | undefined) => Promise<{commit: boolean; value: T; idle?: boolean}>): Promise<T>;
 	query(tx: Tx | undefined, text: string, values: unknown[]): Promise<SqlResult>;
 }
 
@@ -133,6 +135,12 @@ WHERE id = $1 AND (${FREE})`;
 					const value = await driver.transaction(first, async (tx, opened) => {
 						begun = true;
 						const found = key ? await claim(tx, key, opened!) : undefined;
+						if (found?.state === 'done') {
+							// A committed answer, read without the key's lock: a replay waits for one round trip.
+							const outcome = await work(tx, found);
+							return {...outcome, idle: !outcome.commit};
+						}
+
 						if (found?.state !== 'busy') return work(tx, found);
 						// Past the wait, the duplicate is answered 409; before it, it asks again in a new transaction.
 						if (performance.now() >= deadline) return work(tx, {state: 'running'});

@@ -250,6 +250,8 @@ export function postgresTransactional<Pool extends PostgresPool>(pool: Pool, opt
 			};
 			(client as {on?: (event: 'error', listener: (error: unknown) => void) => void}).on?.('error', onError);
 			const tx = guarded(client);
+			// A rollback the value does not wait for: the client goes back to the pool once it ends.
+			let ending: Promise<unknown> | undefined;
 			try {
 				let opened: SqlResult | undefined;
 				// READ COMMITTED, whatever the connection's default: a claim reads what committed since it began.
@@ -263,14 +265,18 @@ export function postgresTransactional<Pool extends PostgresPool>(pool: Pool, opt
 					opened = result(results.at(-1)!);
 				}
 
-				let outcome: {commit: boolean; value: unknown};
+				let outcome: {commit: boolean; value: unknown; idle?: boolean};
 				try {
 					outcome = await work(tx.client, opened);
 				} finally {
 					tx.close();
 				}
 
-				if (!outcome.commit) {
+				if (!outcome.commit && outcome.idle) {
+					ending = client.query('ROLLBACK').catch((rollback: unknown) => {
+						broken ??= rollback instanceof Error ? rollback : new Error(String(rollback));
+					});
+				} else if (!outcome.commit) {
 					await client.query('ROLLBACK');
 				} else if ((await client.query('COMMIT') as {command?: string}).command === 'ROLLBACK') {
 					// PostgreSQL answers COMMIT with ROLLBACK when a statement in the transaction failed, even one the handler caught.
@@ -286,8 +292,12 @@ export function postgresTransactional<Pool extends PostgresPool>(pool: Pool, opt
 				throw error;
 			} finally {
 				// A broken client keeps the listener: the pool destroys it, and it may say so again.
-				if (!broken) (client as {off?: (event: 'error', listener: (error: unknown) => void) => void}).off?.('error', onError);
-				client.release(broken);
+				const release = () => {
+					if (!broken) (client as {off?: (event: 'error', listener: (error: unknown) => void) => void}).off?.('error', onError);
+					client.release(broken);
+				};
+				if (ending) void ending.then(release);
+				else release();
 			}
 		},
 		async query(tx, text, values) {

@@ -357,7 +357,7 @@ describe.skipIf(inject('databaseUrl') === null)('postgresTransactional and the c
 });
 
 describe.skipIf(inject('databaseUrl') === null)('round trips of postgresTransactional', () => {
-	test('a first request costs one round trip more than the same work in a bare transaction; a replay two', async () => {
+	test('a first request costs one round trip more than the same work in a bare transaction; a replay waits for one', async () => {
 		const pool = openPool();
 		const table = `sendonce_test_${uniqueName()}`;
 		const effects = `sendonce_orders_${uniqueName()}`;
@@ -368,6 +368,7 @@ describe.skipIf(inject('databaseUrl') === null)('round trips of postgresTransact
 		});
 		await pool.query(`CREATE TABLE "${effects}" (key text)`);
 		const sent: string[] = [];
+		const answered: string[] = [];
 		// Every statement a checked-out client sends: one round trip each.
 		const wrapped = new WeakSet<object>();
 		const counted = {
@@ -378,8 +379,13 @@ describe.skipIf(inject('databaseUrl') === null)('round trips of postgresTransact
 					wrapped.add(client);
 					const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
 					Object.assign(client, {query: async (...args: unknown[]) => {
-						sent.push(String(args[0]).split(/\s+/)[0]!);
-						return query(...args);
+						const name = String(args[0]).split(/\s+/)[0]!;
+						sent.push(name);
+						try {
+							return await query(...args);
+						} finally {
+							answered.push(name);
+						}
 					}});
 				}
 
@@ -400,8 +406,21 @@ describe.skipIf(inject('databaseUrl') === null)('round trips of postgresTransact
 		// A bare route would send BEGIN, its INSERT, COMMIT: the claim rides with BEGIN, the answer is one UPDATE.
 		expect(sent).toEqual(['BEGIN', 'INSERT', 'UPDATE', 'COMMIT']);
 		sent.length = 0;
-		await handle(request());
+		answered.length = 0;
+		const replay = await handle(request());
+		// The answer waits only for the claim that read it; the rollback ends the transaction after.
+		expect(answered).toEqual(['BEGIN']);
+		expect(replay.status).toBe(201);
+		expect(replay.headers.get('idempotent-replayed')).toBe('true');
 		expect(sent).toEqual(['BEGIN', 'ROLLBACK']);
+		// The connection goes back to the pool once its transaction has ended, never inside it.
+		await vi.waitFor(() => {
+			expect(answered).toEqual(['BEGIN', 'ROLLBACK']);
+			expect(pool.idleCount).toBe(pool.totalCount);
+		});
+		// Two effects: the run that made the table, and the one after its key was deleted; none from the replay.
+		const {rows} = await pool.query(`SELECT count(*)::int AS effects, now() = statement_timestamp() AS outside FROM "${effects}"`);
+		expect(rows).toEqual([{effects: 2, outside: true}]);
 	});
 });
 
