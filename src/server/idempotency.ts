@@ -146,8 +146,9 @@ export function idempotency<Required extends boolean = false, Store extends AnyK
 
 	return <Context extends object = object>(handler: (request: Request, ctx: IdempotencyContext<Required, Context, Store>) => Response | Promise<Response>): FetchHandler<Context> => {
 		if (typeof handler !== 'function') throw new TypeError(`Expected the handler to be a function, got ${handler === null ? 'null' : typeof handler}`);
+		// The extra's properties as they are: its `signal` is made only when the handler reads it.
 		const call = (request: Request, context: Context | undefined, extra: object) =>
-			handler(request, {...context, ...extra} as IdempotencyContext<Required, Context, Store>);
+			handler(request, Object.defineProperties({...context}, Object.getOwnPropertyDescriptors(extra)) as IdempotencyContext<Required, Context, Store>);
 
 		return async (request, context) => {
 			const verdict = await honour(settings, incoming(request), async extra => answerOf(await call(request, context, extra)));

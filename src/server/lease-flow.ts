@@ -25,7 +25,14 @@ export interface LeaseContext<Required extends boolean = boolean> {
 
 /** The context of a request that runs without a key: a signal of its own, never aborted. */
 export function unkeyedLeaseContext(): LeaseContext<false> {
-	return {key: undefined, fence: undefined, signal: new AbortController().signal};
+	let signal: AbortSignal | undefined;
+	return {
+		key: undefined,
+		fence: undefined,
+		get signal() {
+			return (signal ??= new AbortController().signal);
+		},
+	};
 }
 
 /**
@@ -67,7 +74,13 @@ export async function leaseFlow(
 
 	let answer: Answer;
 	try {
-		answer = await run({key, fence, signal: held.signal});
+		answer = await run({
+			key,
+			fence,
+			get signal() {
+				return held.signal;
+			},
+		});
 	} catch (error) {
 		await release();
 		throw error;

@@ -21,7 +21,10 @@ export function keepLease(
 	onError: (error: unknown) => void,
 ): Held {
 	const {id, key, fence, lease, ttl} = claim;
-	const controller = new AbortController();
+	// The signal is made when the handler first reads it (an AbortController costs about 5 µs,
+	// most handlers never look): one read after the lease was lost finds it aborted.
+	let controller: AbortController | undefined;
+	let lost: LeaseLostError | undefined;
 	let stopped = false;
 	let renewing = false;
 	let deadline: ReturnType<typeof setTimeout> | undefined;
@@ -36,7 +39,8 @@ export function keepLease(
 
 	const lose = (why: string) => {
 		stop();
-		controller.abort(new LeaseLostError(`The lease of key ${JSON.stringify(key)} (fence ${fence}) was lost: ${why}. Another request may run its handler.`, {key, fence}));
+		lost = new LeaseLostError(`The lease of key ${JSON.stringify(key)} (fence ${fence}) was lost: ${why}. Another request may run its handler.`, {key, fence});
+		controller?.abort(lost);
 	};
 
 	const expireAt = (sentAt: number) => {
@@ -69,5 +73,15 @@ export function keepLease(
 	expireAt(claim.sentAt);
 	// A claim that took a third of the lease to come back (a queue for a connection) is renewed at once, not a third later.
 	if (performance.now() - claim.sentAt >= lease / 3) renew();
-	return {signal: controller.signal, stop};
+	return {
+		get signal() {
+			if (!controller) {
+				controller = new AbortController();
+				if (lost) controller.abort(lost);
+			}
+
+			return controller.signal;
+		},
+		stop,
+	};
 }

@@ -59,6 +59,25 @@ describe('found under faults (issue 19)', () => {
 		expect(runs).toBe(1);
 	});
 
+	test('2b. a handler that first reads its signal after the lease was lost finds it aborted, with the LeaseLostError', async () => {
+		vi.useFakeTimers();
+		const store = memoryKeyStore();
+		const stalled: KeyStore = {...store, renew: async () => new Promise<boolean>(() => undefined)};
+		let read: {aborted: boolean; reason: string; heard: number} | undefined;
+		const handle = idempotency({store: stalled, lease: 1000, onError: () => undefined})(async (_request, ctx) => {
+			await new Promise(resolve => setTimeout(resolve, 2500));
+			let heard = 0;
+			ctx.signal.addEventListener('abort', () => heard++);
+			read = {aborted: ctx.signal.aborted, reason: (ctx.signal.reason as Error).name, heard};
+			return Response.json({id: 'ord_1'}, {status: 201});
+		});
+
+		const answer = handle(order('read-late'));
+		await vi.advanceTimersByTimeAsync(2500);
+		await answer;
+		expect(read).toEqual({aborted: true, reason: 'LeaseLostError', heard: 0});
+	});
+
 	test('2. a lease lost while the handler runs is never silent: its signal aborts, the process that takes the key over and the late complete() both report it, and the late answer is not stored', async () => {
 		vi.useFakeTimers();
 		const store = memoryKeyStore();
