@@ -26,13 +26,23 @@ export interface LeaseContext<Required extends boolean = boolean> {
 /** The context of a request that runs without a key: a signal of its own, never aborted. */
 export function unkeyedLeaseContext(): LeaseContext<false> {
 	let signal: AbortSignal | undefined;
-	return {
-		key: undefined,
-		fence: undefined,
-		get signal() {
-			return (signal ??= new AbortController().signal);
+	return lazySignal({key: undefined, fence: undefined}, () => (signal ??= new AbortController().signal));
+}
+
+/**
+ * `ctx.signal` made when first read, yet a property like the others: one assigned
+ * (`ctx.signal = AbortSignal.any([ctx.signal, request.signal])`) replaces it, as it did when it
+ * was made up front.
+ */
+function lazySignal<Context extends object>(ctx: Context, signal: () => AbortSignal): Context & {signal: AbortSignal} {
+	return Object.defineProperty(ctx, 'signal', {
+		get: signal,
+		set(this: object, value: AbortSignal) {
+			Object.defineProperty(this, 'signal', {value, writable: true, enumerable: true, configurable: true});
 		},
-	};
+		enumerable: true,
+		configurable: true,
+	}) as Context & {signal: AbortSignal};
 }
 
 /**
@@ -74,13 +84,7 @@ export async function leaseFlow(
 
 	let answer: Answer;
 	try {
-		answer = await run({
-			key,
-			fence,
-			get signal() {
-				return held.signal;
-			},
-		});
+		answer = await run(lazySignal({key, fence}, () => held.signal));
 	} catch (error) {
 		await release();
 		throw error;

@@ -387,6 +387,18 @@ describe('lease mode and the pre-steps, as a hostile review tried them', () => {
 		expect(beside).toBe(0);
 	});
 
+	test.each([['with a key', 'assigned'], ['without one', undefined]])('a handler may replace its signal %s, as it could when the signal was made up front', async (_, key) => {
+		const handle = idempotency({store: memoryKeyStore()})(async (request, ctx) => {
+			const combined = AbortSignal.any([ctx.signal, request.signal]);
+			ctx.signal = combined;
+			Object.assign(ctx, {signal: combined});
+			return Response.json({same: ctx.signal === combined, keys: Object.keys(ctx)}, {status: 201});
+		});
+		const answer = await handle(request(key));
+		expect(answer.status).toBe(201);
+		expect(await answer.json()).toEqual({same: true, keys: ['key', 'fence', 'signal']});
+	});
+
 	test('a claim that came back slowly is renewed at once: its signal stays whole while its lease does', async () => {
 		vi.useFakeTimers();
 		const store = memoryKeyStore();
