@@ -1,5 +1,6 @@
 import {build} from 'esbuild';
 import {defineConfig} from 'tsup';
+import {devOnly} from './scripts/dev-only.js';
 
 // One entry per subpath in package.json's `exports`.
 export default defineConfig({
@@ -29,9 +30,11 @@ export default defineConfig({
 	splitting: true,
 	// Framework and database client packages are optional peers, never bundled.
 	external: ['react', 'vue', 'pg', 'redis', 'ioredis', 'kysely', 'ky', 'axios', /^@tanstack\//],
+	// Developers' messages and checks stay behind `process.env.NODE_ENV`, guarded where there is no `process`.
+	esbuildPlugins: [devOnly],
 	// `sendonce/sw` as a classic script too, for a worker that loads it with `importScripts`
 	// (`self.sendonce.installSendOnce`). Built after the rest, so that `clean` cannot remove it.
 	async onSuccess() {
-		await build({entryPoints: ['src/sw.ts'], outfile: 'dist/sw.global.js', bundle: true, format: 'iife', globalName: 'sendonce', target: 'es2022', minify: true, logLevel: 'warning'});
+		await build({entryPoints: ['src/sw.ts'], outfile: 'dist/sw.global.js', bundle: true, format: 'iife', globalName: 'sendonce', target: 'es2022', minify: true, plugins: [devOnly], logLevel: 'warning'});
 	},
 });

@@ -42,7 +42,7 @@ function isUnreadable(response: Response): boolean {
 }
 
 function unreadableError(response: Response): Error {
-	const error = new Error(`Unreadable ${response.type} response (status ${response.status}): no-cors strips the key and hides the answer, so it is not retried; allow the request with CORS instead`);
+	const error = new Error(process.env.NODE_ENV !== 'production' ? `Unreadable ${response.type} response (status ${response.status}): no-cors strips the key and hides the answer, so it is not retried; allow the request with CORS instead` : response.type);
 	error.name = 'UnreadableResponseError';
 	return error;
 }

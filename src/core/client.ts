@@ -1,6 +1,6 @@
 import {createRetryBudget, type RetryBudget} from './budget.js';
 import {Coordinator, type Claim} from './cross-tab.js';
-import {InvalidRequestError} from './errors/invalid-request-error.js';
+import {invalidRequest} from './errors/invalid-request-error.js';
 import {UnresolvedIntentError} from './errors/unresolved-intent-error.js';
 import {deliveredResult, Intent, type IntentContext} from './intent.js';
 import {checkKey, randomKey} from './key.js';
@@ -23,7 +23,7 @@ const MAX_SCOPE_LENGTH = 200;
 
 function checkScope(scope: unknown): string {
 	if (typeof scope !== 'string' || scope === '' || scope.length > MAX_SCOPE_LENGTH) {
-		throw new InvalidRequestError(`Expected \`scope\` to be a string of 1 to ${MAX_SCOPE_LENGTH} characters, got ${JSON.stringify(scope)}`);
+		throw invalidRequest('scope', process.env.NODE_ENV !== 'production' && `Expected \`scope\` to be a string of 1 to ${MAX_SCOPE_LENGTH} characters, got ${JSON.stringify(scope)}`);
 	}
 
 	return scope;

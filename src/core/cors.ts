@@ -54,5 +54,6 @@ export async function corsRefusal(url: string, error: unknown, headerName: strin
 	}
 
 	const {origin} = new URL(url);
-	return Object.assign(new Error(`${origin} answers, but CORS refused the request: allow the \`${headerName}\` header (Access-Control-Allow-Headers), the method and this origin (the console says which is missing)`), {name: 'CorsError', cause: error});
+	const message = process.env.NODE_ENV !== 'production' ? `${origin} answers, but CORS refused the request: allow the \`${headerName}\` header (Access-Control-Allow-Headers), the method and this origin (the console says which is missing)` : origin;
+	return Object.assign(new Error(message), {name: 'CorsError', cause: error});
 }

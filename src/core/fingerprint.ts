@@ -14,7 +14,7 @@ export async function fingerprint(method: string, url: string, body: string | un
 	if (sha256) return sha256(text);
 	const subtle = (globalThis as {crypto?: Crypto}).crypto?.subtle;
 	if (!subtle) {
-		throw new SendOnceError('NO_WEB_CRYPTO', 'No crypto.subtle (React Native, http: pages): pass `sha256` from \'sendonce/react-native\' to createClient');
+		throw new SendOnceError('NO_WEB_CRYPTO', process.env.NODE_ENV !== 'production' ? 'No crypto.subtle (React Native, http: pages): pass `sha256` from \'sendonce/react-native\' to createClient' : 'No crypto.subtle');
 	}
 
 	const digest = await subtle.digest('SHA-256', new TextEncoder().encode(text));

@@ -254,7 +254,7 @@ export class Intent<Data = unknown> {
 
 	async #start(signal: AbortSignal | undefined, onlyIfInterrupted: boolean, given?: Given): Promise<IntentResult | undefined> {
 		for (;;) {
-			if (this.#discarded) throw new TypeError(`The intent ${this.key} was discarded; create a new one with client.intent()`);
+			if (this.#discarded) throw new TypeError(process.env.NODE_ENV !== 'production' ? `The intent ${this.key} was discarded; create a new one with client.intent()` : 'Discarded');
 			if (isSettled(this.#record.state) && this.#result) return onlyIfInterrupted ? undefined : this.#result;
 			if (this.#running?.stop.signal.aborted && !this.#detached) {
 				// Every caller of that run left: it is stopping. A new call starts afresh after it.
@@ -457,11 +457,9 @@ export class Intent<Data = unknown> {
 		const state = result.status;
 		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), cause: state === 'unresolved' ? causeOf(result) : undefined});
 		if (this.#ctx.isCurrent(this)) {
-			await this.#ctx.records.change(this.scope, this.key, stored => {
+			await this.#change(stored => {
 				if (stored.attempts > result.attempts) return undefined;
 				return isSettled(state) ? null : next;
-			}).catch((error: unknown) => {
-				this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
 			});
 		}
 
@@ -490,7 +488,7 @@ export class Intent<Data = unknown> {
 			this.detach();
 		}
 
-		const error = new Error('Settled, replaced or cleared in another tab');
+		const error = new Error(process.env.NODE_ENV !== 'production' ? 'Settled, replaced or cleared in another tab' : 'Elsewhere');
 		error.name = 'AbortError';
 		this.#result = {
 			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
@@ -713,9 +711,21 @@ export class Intent<Data = unknown> {
 		this.#record = next;
 		this.#publish();
 		if (!this.#ctx.isCurrent(this)) return;
-		await this.#ctx.records.change(this.scope, this.key, stored => (unchanged(stored) ? this.#withLease(next) : undefined)).catch((error: unknown) => {
+		await this.#change(stored => (unchanged(stored) ? this.#withLease(next) : undefined));
+	}
+
+	/**
+	 * Changes this intent's stored record (see `Records.change`); a store that fails is reported as
+	 * a `store-error` event, not thrown. Resolves to whether the change was made.
+	 */
+	async #change(change: (stored: IntentRecord) => IntentRecord | null | undefined): Promise<boolean> {
+		try {
+			await this.#ctx.records.change(this.scope, this.key, change);
+			return true;
+		} catch (error) {
 			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
-		});
+			return false;
+		}
 	}
 
 	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
@@ -807,12 +817,8 @@ export class Intent<Data = unknown> {
 			// sent again with its key and the server replays its answer.
 			this.#deleting = records.removeSoon(this.scope, this.key);
 		} else if (current && action && !isSettled(next.state)) {
-			try {
-				// Attempts never go down in the store: one it counted may have reached the server.
-				await records.change(this.scope, this.key, stored => this.#withLease(stored.attempts > next.attempts ? {...next, attempts: stored.attempts} : next));
-			} catch (error) {
-				emit({type: 'store-error', key: this.key, scope: this.scope, error});
-			}
+			// Attempts never go down in the store: one it counted may have reached the server.
+			await this.#change(stored => this.#withLease(stored.attempts > next.attempts ? {...next, attempts: stored.attempts} : next));
 		}
 
 		if (isSettled(next.state)) this.#ctx.forget(this);
@@ -841,12 +847,7 @@ export class Intent<Data = unknown> {
 		// The mark is a write of its own, with no deletion riding along to fail it again.
 		records.keep(this.key);
 		const settled = reduce(this.#record, action);
-		try {
-			await records.change(this.scope, this.key, () => settled);
-		} catch (error) {
-			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
-			return false;
-		}
+		if (!await this.#change(() => settled)) return false;
 
 		void records.removeSoon(this.scope, this.key);
 		return true;

@@ -26,7 +26,7 @@ const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 /** Checks what a custom `generateKey` returned. */
 export function checkKey(key: unknown): string {
 	if (typeof key !== 'string' || !VISIBLE_ASCII.test(key) || key.length > 255) {
-		throw new TypeError(`Expected \`generateKey\` to return 1 to 255 visible ASCII characters, got ${JSON.stringify(key)}`);
+		throw new TypeError(process.env.NODE_ENV !== 'production' ? `Expected \`generateKey\` to return 1 to 255 visible ASCII characters, got ${JSON.stringify(key)}` : 'Invalid key');
 	}
 
 	return key;

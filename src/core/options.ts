@@ -45,23 +45,19 @@ function fail(name: string, expected: string, value: unknown): never {
 	throw new TypeError(`Expected \`${name}\` to be ${expected}, got ${shown}`);
 }
 
-function integer(name: string, value: unknown, min: number): number {
+function integer(name: string, value: unknown, min: number): void {
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < min) fail(name, `an integer ≥ ${min}`, value);
-	return value;
 }
 
 /** A duration that is handed to `setTimeout`. */
-function delay(name: string, value: unknown, min: number): number {
+function delay(name: string, value: unknown, min: number): void {
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_TIMER_MS) {
 		fail(name, `an integer from ${min} to ${MAX_TIMER_MS} (ms)`, value);
 	}
-
-	return value;
 }
 
-function optionalFunction<T>(name: string, value: unknown): T | undefined {
+function optionalFunction(name: string, value: unknown): void {
 	if (value !== undefined && typeof value !== 'function') fail(name, 'a function', value);
-	return value as T | undefined;
 }
 
 function isStore(value: unknown): value is IntentStore {
@@ -70,45 +66,41 @@ function isStore(value: unknown): value is IntentStore {
 	return ['get', 'set', 'delete', 'list'].every(method => typeof store[method] === 'function');
 }
 
-function normalizeRetry(retry: ClientOptions['retry']): NormalizedOptions['retry'] {
+function checkRetry(retry: ClientOptions['retry']): void {
 	const defaults = DEFAULTS.retry;
-	if (retry === undefined) return {...defaults};
-	if (typeof retry === 'number') return {...defaults, limit: integer('retry', retry, 1)};
+	if (retry === undefined) return;
+	if (typeof retry === 'number') return integer('retry', retry, 1);
 	if (typeof retry !== 'object' || retry === null) fail('retry', 'a number or an object', retry);
 	for (const name of Object.keys(retry)) {
 		if (!RETRY_KNOWN.has(name)) throw new TypeError(`Unknown option \`retry.${name}\`; expected one of ${[...RETRY_KNOWN].join(', ')}`);
 	}
 
-	const normalized = {
-		limit: integer('retry.limit', retry.limit ?? defaults.limit, 1),
-		baseDelay: delay('retry.baseDelay', retry.baseDelay ?? defaults.baseDelay, 0),
-		maxDelay: delay('retry.maxDelay', retry.maxDelay ?? defaults.maxDelay, 0),
-		maxRetryAfter: delay('retry.maxRetryAfter', retry.maxRetryAfter ?? defaults.maxRetryAfter, 0),
-		budget: retry.budget === false ? false as const : integer('retry.budget', retry.budget ?? defaults.budget, 1),
-	};
-	if (normalized.maxDelay < normalized.baseDelay) fail('retry.maxDelay', `at least \`retry.baseDelay\` (${normalized.baseDelay})`, normalized.maxDelay);
-	return normalized;
+	const {limit = defaults.limit, baseDelay = defaults.baseDelay, maxDelay = defaults.maxDelay, maxRetryAfter = defaults.maxRetryAfter, budget} = retry;
+	integer('retry.limit', limit, 1);
+	delay('retry.baseDelay', baseDelay, 0);
+	delay('retry.maxDelay', maxDelay, 0);
+	delay('retry.maxRetryAfter', maxRetryAfter, 0);
+	if (budget !== false) integer('retry.budget', budget ?? defaults.budget, 1);
+	if (maxDelay < baseDelay) fail('retry.maxDelay', `at least \`retry.baseDelay\` (${baseDelay})`, maxDelay);
 }
 
-/** Fills in defaults and checks every value once, ky style. */
-export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions {
+/**
+ * Checks every option, ky style: what only a programmer's mistake gets wrong, so development
+ * builds alone carry it (a production build drops it, see scripts/dev-only.ts).
+ */
+function checkOptions(options: ClientOptions): void {
 	if (typeof options !== 'object' || options === null) fail('options', 'an object', options);
 	for (const name of Object.keys(options)) {
 		if (!KNOWN.has(name)) throw new TypeError(`Unknown option \`${name}\`; expected one of ${[...KNOWN].join(', ')}`);
 	}
 
-	const store = options.store ?? DEFAULTS.store;
+	const {store = DEFAULTS.store, headerName = DEFAULTS.headerName, keyFormat = DEFAULTS.keyFormat, headers = {}, persistHeaders = DEFAULTS.persistHeaders} = options;
 	if (!(typeof store === 'string' && STORE_NAMES.has(store)) && !isStore(store)) {
 		fail('store', '\'auto\', \'indexeddb\', \'session\', \'memory\' or an object with get, set, delete and list', store);
 	}
 
-	const headerName = options.headerName ?? DEFAULTS.headerName;
 	if (typeof headerName !== 'string' || !HEADER_NAME.test(headerName)) fail('headerName', 'an HTTP header name', headerName);
-
-	const keyFormat = options.keyFormat ?? DEFAULTS.keyFormat;
 	if (keyFormat !== 'raw' && keyFormat !== 'sf-string') fail('keyFormat', '\'raw\' or \'sf-string\'', keyFormat);
-
-	const headers = options.headers ?? {};
 	if (typeof headers !== 'function') {
 		if (typeof headers !== 'object' || headers === null) fail('headers', 'an object of strings or a function', headers);
 		for (const [name, value] of Object.entries(headers)) {
@@ -117,31 +109,38 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 		}
 	}
 
-	const persistHeaders = options.persistHeaders ?? DEFAULTS.persistHeaders;
 	if (!Array.isArray(persistHeaders) || !persistHeaders.every(name => typeof name === 'string' && HEADER_NAME.test(name))) {
 		fail('persistHeaders', 'an array of header names', persistHeaders);
 	}
 
 	const secret = persistHeaders.find(name => SECRET_HEADERS.has(name.toLowerCase()));
 	if (secret) fail('persistHeaders', `free of secrets (send \`${secret}\` with the \`headers\` option)`, persistHeaders);
-
 	const fetchOption = options.fetch;
 	if (fetchOption !== undefined && typeof fetchOption !== 'function') fail('fetch', 'a fetch-compatible function or a ky instance', fetchOption);
+	checkRetry(options.retry);
+	delay('timeout', options.timeout ?? DEFAULTS.timeout, 1);
+	integer('window', options.window ?? DEFAULTS.window, 1);
+	for (const name of ['classify', 'onEvent', 'generateKey', 'isOnline', 'sha256'] as const) optionalFunction(name, options[name]);
+}
 
+/** `defaults`, with what `given` sets (an `undefined` sets nothing). */
+function filled<T extends object, G extends object>(defaults: T, given: G | undefined): T & G {
+	const result: Record<string, unknown> = {...defaults as Record<string, unknown>};
+	for (const [name, value] of Object.entries(given ?? {})) if (value !== undefined) result[name] = value;
+	return result as T & G;
+}
+
+/** Fills in defaults once; development builds check every value first. */
+export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions {
+	if (process.env.NODE_ENV !== 'production') checkOptions(options);
+	const persistHeaders = (options.persistHeaders ?? []).map(name => name.toLowerCase());
+	// A secret would be stored in clear with every intent: refused in production builds too.
+	if (persistHeaders.some(name => SECRET_HEADERS.has(name))) throw new TypeError('Secret in `persistHeaders`');
+	const {retry} = options;
 	return {
-		store,
-		fetch: fetchOption,
-		headerName,
-		keyFormat,
-		headers,
-		persistHeaders: persistHeaders.map(name => name.toLowerCase()),
-		retry: normalizeRetry(options.retry),
-		timeout: delay('timeout', options.timeout ?? DEFAULTS.timeout, 1),
-		window: integer('window', options.window ?? DEFAULTS.window, 1),
-		classify: optionalFunction('classify', options.classify),
-		onEvent: optionalFunction('onEvent', options.onEvent),
-		generateKey: optionalFunction('generateKey', options.generateKey),
-		isOnline: optionalFunction('isOnline', options.isOnline),
-		sha256: optionalFunction('sha256', options.sha256),
-	};
+		...filled(DEFAULTS, options),
+		headers: options.headers ?? {},
+		persistHeaders,
+		retry: typeof retry === 'number' ? {...DEFAULTS.retry, limit: retry} : filled(DEFAULTS.retry, retry),
+	} as NormalizedOptions;
 }

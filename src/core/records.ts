@@ -37,7 +37,7 @@ function isNewer(value: unknown): boolean {
 }
 
 function newerError(scope: string): StoreError {
-	return new StoreError('STORE_VERSION', `A newer version of the app stored the intent for "${scope}": reload the page`);
+	return new StoreError('STORE_VERSION', process.env.NODE_ENV !== 'production' ? `A newer version of the app stored the intent for "${scope}": reload the page` : scope);
 }
 
 /**
@@ -71,7 +71,7 @@ export class Records {
 		try {
 			value = await store.get(INTENT + scope);
 		} catch (error) {
-			throw toStoreError(error, `read the intent for "${scope}"`);
+			throw toStoreError(error, process.env.NODE_ENV !== 'production' && `read the intent for "${scope}"`);
 		}
 
 		if (value === undefined || value === null) return undefined;
@@ -89,7 +89,7 @@ export class Records {
 		try {
 			entries = await store.list();
 		} catch (error) {
-			throw toStoreError(error, 'list the stored intents');
+			throw toStoreError(error, process.env.NODE_ENV !== 'production' && 'list the stored intents');
 		}
 
 		const records: IntentRecord[] = [];
@@ -118,7 +118,7 @@ export class Records {
 			for (let tries = 0; ; tries++) {
 				const outcome = await this.#updateOnce(store, scope, change, likelyNew);
 				if (!('invalid' in outcome)) return outcome.given;
-				if (tries > 0) throw new StoreError('STORE_CORRUPT', `The intent stored for "${scope}" is invalid again after it was set aside (${outcome.invalid.problem})`);
+				if (tries > 0) throw new StoreError('STORE_CORRUPT', process.env.NODE_ENV !== 'production' ? `The intent stored for "${scope}" is invalid again after it was set aside (${outcome.invalid.problem})` : outcome.invalid.problem);
 				await this.#setAside(store, INTENT + scope, outcome.invalid.value, outcome.invalid.problem);
 			}
 		});
@@ -155,7 +155,7 @@ export class Records {
 				if (!isSettled(record.state)) await this.#merge(record);
 				if (JSON.stringify(await other.get(id)) === JSON.stringify(value)) await other.delete(id);
 			} catch (error) {
-				this.#emit({type: 'store-error', key: record.key, scope: record.scope, error: toStoreError(error, `move the intent for "${record.scope}"`)});
+				this.#emit({type: 'store-error', key: record.key, scope: record.scope, error: toStoreError(error, process.env.NODE_ENV !== 'production' && `move the intent for "${record.scope}"`)});
 			}
 		}
 	}
@@ -177,7 +177,7 @@ export class Records {
 		const store = await this.#store();
 		const problem = `a later intent for "${incoming.scope}" was in the other store; it may have been sent`;
 		await store.set(`${SET_ASIDE}${INTENT}${loser.scope}#${loser.key}`, {setAside: true, at: Date.now(), problem, value: loser} satisfies SetAsideRecord);
-		this.#emit({type: 'store-error', key: loser.key, scope: loser.scope, error: new StoreError('STORE_CORRUPT', `Set aside ${loser.key}: ${problem}`)});
+		this.#emit({type: 'store-error', key: loser.key, scope: loser.scope, error: new StoreError('STORE_CORRUPT', process.env.NODE_ENV !== 'production' ? `Set aside ${loser.key}: ${problem}` : loser.key)});
 	}
 
 	async clear(): Promise<void> {
@@ -190,7 +190,7 @@ export class Records {
 
 			for (const [id] of await store.list()) await store.delete(id);
 		} catch (error) {
-			throw toStoreError(error, 'clear the store');
+			throw toStoreError(error, process.env.NODE_ENV !== 'production' && 'clear the store');
 		}
 	}
 
@@ -210,7 +210,7 @@ export class Records {
 			else if (store.updateMany) await this.#withDoomed(store, [part], [scope]);
 			else await (store.update ? store.update(part.id, part.updater) : this.#readWrite(store, part.id, part.updater));
 		} catch (error) {
-			throw toStoreError(error, `update the intent for "${scope}"`);
+			throw toStoreError(error, process.env.NODE_ENV !== 'production' && `update the intent for "${scope}"`);
 		}
 
 		return part.outcome();
@@ -271,7 +271,7 @@ export class Records {
 				if (store.updateMany) await this.#withDoomed(store, parts, scopes);
 				else for (const part of parts) await (store.update ? store.update(part.id, part.updater) : this.#readWrite(store, part.id, part.updater));
 			} catch (error) {
-				throw toStoreError(error, 'update the stored intents');
+				throw toStoreError(error, process.env.NODE_ENV !== 'production' && 'update the stored intents');
 			}
 
 			return parts.map(part => {
@@ -341,7 +341,7 @@ export class Records {
 			for (const {key} of doomed) this.#settling.delete(key);
 		} catch (error) {
 			this.#doomed.push(...doomed);
-			this.#emit({type: 'store-error', error: toStoreError(error, 'delete settled intents')});
+			this.#emit({type: 'store-error', error: toStoreError(error, process.env.NODE_ENV !== 'production' && 'delete settled intents')});
 		}
 
 		for (const {resolve} of doomed) resolve();
@@ -445,11 +445,11 @@ export class Records {
 			if (store.update) await store.update(id, stored => (same(stored) ? undefined : stored));
 			else if (same(await store.get(id))) await store.delete(id);
 		} catch (cause) {
-			const error = toStoreError(cause, `set aside the invalid record "${id}"`);
+			const error = toStoreError(cause, process.env.NODE_ENV !== 'production' && `set aside the invalid record "${id}"`);
 			this.#emit({type: 'store-error', scope, error});
 			throw error;
 		}
 
-		this.#emit({type: 'store-error', scope, error: new StoreError('STORE_CORRUPT', `Set aside the invalid record "${id}" (${problem}); it will not be sent`)});
+		this.#emit({type: 'store-error', scope, error: new StoreError('STORE_CORRUPT', process.env.NODE_ENV !== 'production' ? `Set aside the invalid record "${id}" (${problem}); it will not be sent` : problem)});
 	}
 }

@@ -1,4 +1,4 @@
-import {InvalidRequestError} from './errors/invalid-request-error.js';
+import {InvalidRequestError, invalidRequest} from './errors/invalid-request-error.js';
 import {fingerprint, type Sha256} from './fingerprint.js';
 import {describe} from './describe.js';
 import {headerPairs} from './headers.js';
@@ -32,12 +32,12 @@ export interface PreparedRequest {
 export function canonicalJson(value: unknown, path = 'json', seen = new Set<object>(), calledToJson = false): string {
 	if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
 	if (typeof value === 'number') {
-		if (!Number.isFinite(value)) throw new InvalidRequestError(`\`${path}\` is ${value}, which JSON cannot represent`);
+		if (!Number.isFinite(value)) throw invalidRequest(path, process.env.NODE_ENV !== 'production' && `\`${path}\` is ${value}, which JSON cannot represent`);
 		return JSON.stringify(value);
 	}
 
-	if (typeof value !== 'object') throw new InvalidRequestError(`\`${path}\` is a ${typeof value}, which JSON cannot represent`);
-	if (seen.has(value)) throw new InvalidRequestError(`\`${path}\` refers back to itself (a cycle), which JSON cannot represent`);
+	if (typeof value !== 'object') throw invalidRequest(path, process.env.NODE_ENV !== 'production' && `\`${path}\` is a ${typeof value}, which JSON cannot represent`);
+	if (seen.has(value)) throw invalidRequest(path, process.env.NODE_ENV !== 'production' && `\`${path}\` refers back to itself (a cycle), which JSON cannot represent`);
 
 	// Like JSON.stringify, call `toJSON` once per value, not again on what it returned.
 	const toJSON = (value as {toJSON?: unknown}).toJSON;
@@ -58,7 +58,7 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 
 		const prototype = Object.getPrototypeOf(value) as unknown;
 		if (prototype !== Object.prototype && prototype !== null) {
-			throw new InvalidRequestError(`\`${path}\` is a ${describe(value)}, not plain JSON data`);
+			throw invalidRequest(path, process.env.NODE_ENV !== 'production' && `\`${path}\` is a ${describe(value)}, not plain JSON data`);
 		}
 
 		const members: string[] = [];
@@ -76,22 +76,22 @@ export function canonicalJson(value: unknown, path = 'json', seen = new Set<obje
 }
 
 function resolveUrl(url: unknown): string {
-	if (typeof url !== 'string' || url === '') throw new InvalidRequestError(`Expected \`url\` to be a non-empty string, got ${describe(url)}`);
+	if (typeof url !== 'string' || url === '') throw invalidRequest('url', process.env.NODE_ENV !== 'production' && `Expected \`url\` to be a non-empty string, got ${describe(url)}`);
 	const base = (globalThis as {location?: {href?: string}}).location?.href;
 	let resolved: URL;
 	try {
 		resolved = new URL(url, base);
 	} catch (error) {
-		throw new InvalidRequestError(`\`url\` "${url}" is not a valid${base ? '' : ' absolute'} URL`, {cause: error});
+		throw invalidRequest('url', process.env.NODE_ENV !== 'production' && `\`url\` "${url}" is not a valid${base ? '' : ' absolute'} URL`, {cause: error});
 	}
 
 	if (resolved.protocol !== 'http:' && resolved.protocol !== 'https:') {
-		throw new InvalidRequestError(`\`url\` "${url}" uses ${resolved.protocol}, not http: or https:`);
+		throw invalidRequest('url', process.env.NODE_ENV !== 'production' && `\`url\` "${url}" uses ${resolved.protocol}, not http: or https:`);
 	}
 
 	// fetch refuses such URLs, and the password would be stored with the intent.
 	if (resolved.username !== '' || resolved.password !== '') {
-		throw new InvalidRequestError('`url` holds a user name or password, which would be stored: use the `headers` option');
+		throw invalidRequest('url', process.env.NODE_ENV !== 'production' && '`url` holds a user name or password, which would be stored: use the `headers` option');
 	}
 
 	// React Native's own `URL` (without react-native-url-polyfill) appends a `/` to every path,
@@ -102,10 +102,6 @@ function resolveUrl(url: unknown): string {
 const KNOWN_FIELDS = new Set(['url', 'method', 'json', 'body', 'headers', 'schema']);
 
 function serialiseBody(request: IntentRequest): {body?: string; contentType?: string} {
-	if (request.json !== undefined && request.body !== undefined) {
-		throw new InvalidRequestError('Pass either `json` or `body`, not both');
-	}
-
 	if (request.json !== undefined) return {body: canonicalJson(request.json), contentType: 'application/json'};
 	const {body} = request;
 	if (body === undefined) return {};
@@ -114,7 +110,7 @@ function serialiseBody(request: IntentRequest): {body?: string; contentType?: st
 		return {body: body.toString(), contentType: 'application/x-www-form-urlencoded;charset=UTF-8'};
 	}
 
-	throw new InvalidRequestError(`\`body\` is a ${describe(body)}: use a string, URLSearchParams or \`json\`, which can be stored and sent again byte for byte`);
+	throw invalidRequest('body', process.env.NODE_ENV !== 'production' && `\`body\` is a ${describe(body)}: use a string, URLSearchParams or \`json\`, which can be stored and sent again byte for byte`);
 }
 
 /** How many bytes `text` takes in UTF-8 (a lone surrogate as U+FFFD, as `TextEncoder` writes it). */
@@ -128,11 +124,11 @@ function utf8Length(text: string): number {
 	return length;
 }
 
-/** Validates and serialises `request` once; throws `InvalidRequestError` naming the field. */
-export async function prepareRequest(
-	request: IntentRequest,
-	options: {headerName: string; persistHeaders: readonly string[]; sha256?: Sha256 | undefined},
-): Promise<PreparedRequest> {
+/**
+ * What only a programmer's mistake gets wrong in a request, whatever the user typed: development
+ * builds alone check it (a production build drops it, see scripts/dev-only.ts).
+ */
+function checkRequest(request: IntentRequest): void {
 	if (typeof request !== 'object' || request === null) {
 		throw new InvalidRequestError(`Expected the request to be an object, got ${describe(request)}`);
 	}
@@ -142,15 +138,31 @@ export async function prepareRequest(
 		if (!KNOWN_FIELDS.has(field)) throw new InvalidRequestError(`Unknown request field \`${field}\`; expected ${[...KNOWN_FIELDS].join(', ')}`);
 	}
 
+	if (request.json !== undefined && request.body !== undefined) {
+		throw new InvalidRequestError('Pass either `json` or `body`, not both');
+	}
+
+	const {schema} = request;
+	if (schema !== undefined && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
+		throw new InvalidRequestError(`Expected \`schema\` to be a Standard Schema validator (zod 4, valibot, arktype), got ${describe(schema)}`);
+	}
+}
+
+/** Validates and serialises `request` once; throws `InvalidRequestError` naming the field. */
+export async function prepareRequest(
+	request: IntentRequest,
+	options: {headerName: string; persistHeaders: readonly string[]; sha256?: Sha256 | undefined},
+): Promise<PreparedRequest> {
+	if (process.env.NODE_ENV !== 'production') checkRequest(request);
 	const url = resolveUrl(request.url);
 	const method = (request.method ?? 'POST') as string;
 	if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) {
-		throw new InvalidRequestError(`\`method\` ${String(method)} needs no intent: use POST, PUT, PATCH or DELETE`);
+		throw invalidRequest('method', process.env.NODE_ENV !== 'production' && `\`method\` ${String(method)} needs no intent: use POST, PUT, PATCH or DELETE`);
 	}
 
 	const {body, contentType} = serialiseBody(request);
 	if (body !== undefined && utf8Length(body) > MAX_BODY_BYTES) {
-		throw new InvalidRequestError(`\`body\` is larger than ${MAX_BODY_BYTES / 1024} KiB, the most an intent can store`);
+		throw invalidRequest('body', process.env.NODE_ENV !== 'production' && `\`body\` is larger than ${MAX_BODY_BYTES / 1024} KiB, the most an intent can store`);
 	}
 
 	const headers: Record<string, string> = {};
@@ -160,17 +172,12 @@ export async function prepareRequest(
 	for (const [name, value] of headerPairs(request.headers, 'headers')) {
 		const lower = name.toLowerCase();
 		if (lower === options.headerName.toLowerCase()) {
-			throw new InvalidRequestError(`\`headers.${name}\` is set by sendonce; do not pass your own key`);
+			throw invalidRequest(`headers.${name}`, process.env.NODE_ENV !== 'production' && `\`headers.${name}\` is set by sendonce; do not pass your own key`);
 		}
 
 		(persisted.has(lower) ? headers : sessionHeaders)[lower] = value;
 	}
 
 	const upper = method.toUpperCase() as IntentMethod;
-	const {schema} = request;
-	if (schema !== undefined && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
-		throw new InvalidRequestError(`Expected \`schema\` to be a Standard Schema validator (zod 4, valibot, arktype), got ${describe(schema)}`);
-	}
-
-	return {url, method: upper, headers, session: {headers: sessionHeaders, schema}, body, fingerprint: await fingerprint(upper, url, body, options.sha256)};
+	return {url, method: upper, headers, session: {headers: sessionHeaders, schema: request.schema}, body, fingerprint: await fingerprint(upper, url, body, options.sha256)};
 }

@@ -78,7 +78,7 @@ export function reduce(record: IntentRecord, action: IntentAction): IntentRecord
 	if (action.type === 'observe') {
 		// An outcome another sender reports overrides 'expired', which is only this page's verdict
 		// that its window ended; nothing overrides the server's own answer.
-		if (isSettled(record.state)) throw new Error(`sendonce: a ${record.state} intent cannot change`);
+		if (isSettled(record.state)) throw new Error(process.env.NODE_ENV !== 'production' ? `sendonce: a ${record.state} intent cannot change` : record.state);
 		return {...rest, state: action.state, attempts: Math.max(record.attempts, action.attempts), updatedAt: action.at, ...cause};
 	}
 
@@ -88,7 +88,7 @@ export function reduce(record: IntentRecord, action: IntentAction): IntentRecord
 			? action.state
 			: action.type === 'unresolve' ? 'unresolved' : 'expired';
 	if (!canMove(record.state, to)) {
-		throw new Error(`sendonce: an intent cannot move from ${record.state} to ${to}`);
+		throw new Error(process.env.NODE_ENV !== 'production' ? `sendonce: an intent cannot move from ${record.state} to ${to}` : `${record.state} → ${to}`);
 	}
 
 	return {...rest, state: to, updatedAt: action.at, attempts: record.attempts + (action.type === 'attempt' ? 1 : 0), ...cause};

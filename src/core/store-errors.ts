@@ -10,11 +10,14 @@ function isQuota(error: unknown): boolean {
 		|| (typeof message === 'string' && /quota|SQLITE_FULL|disk is full|database or disk is full/i.test(message));
 }
 
-/** Any failure of a store, as a `StoreError`: quota problems as `STORE_QUOTA`. */
-export function toStoreError(error: unknown, doing: string): StoreError {
+/**
+ * Any failure of a store, as a `StoreError`: quota problems as `STORE_QUOTA`. `doing` says what
+ * failed in development builds; production builds pass `false`, and the store's message is all.
+ */
+export function toStoreError(error: unknown, doing: string | false): StoreError {
 	if (error instanceof StoreError) return error;
 	const detail = error instanceof Error ? error.message : String(error);
 	return isQuota(error)
-		? new StoreError('STORE_QUOTA', `The store is full; could not ${doing}: ${detail}`, {cause: error})
-		: new StoreError('STORE_UNAVAILABLE', `The store failed to ${doing}: ${detail}`, {cause: error});
+		? new StoreError('STORE_QUOTA', doing ? `The store is full; could not ${doing}: ${detail}` : detail, {cause: error})
+		: new StoreError('STORE_UNAVAILABLE', doing ? `The store failed to ${doing}: ${detail}` : detail, {cause: error});
 }

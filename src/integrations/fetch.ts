@@ -1,6 +1,6 @@
 import {createClient, type Client} from '../core/client.js';
 import type {SendOnceClient} from '../core/client-api.js';
-import {InvalidRequestError} from '../core/errors/invalid-request-error.js';
+import {invalidRequest} from '../core/errors/invalid-request-error.js';
 import {OutcomeUnknownError} from '../core/errors/outcome-unknown-error.js';
 import {toResponse} from '../core/response.js';
 import type {ClientOptions, IntentInit, IntentMethod} from '../core/types.js';
@@ -24,7 +24,7 @@ const TEXT_BODY = /^(?:text\/|application\/(?:[\w.-]+\+)?(?:json|xml|x-www-form-
 /** The body of `request`, read once, when it is text; a binary or multipart body is refused. */
 async function textOf(request: Request): Promise<string> {
 	const type = request.headers.get('content-type') ?? '';
-	const refused = (what: string) => new InvalidRequestError(`\`body\` is ${what}: use text, JSON or a form, which can be stored and sent again byte for byte`);
+	const refused = (what: string) => invalidRequest('body', process.env.NODE_ENV !== 'production' && `\`body\` is ${what}: use text, JSON or a form, which can be stored and sent again byte for byte`);
 	if (type && !TEXT_BODY.test(type)) throw refused(type);
 	try {
 		// Bytes that are not UTF-8 would be sent again as other bytes.
@@ -45,7 +45,7 @@ function checkUnstored(source: Request | undefined, init: RequestInit): void {
 	for (const [name, usual] of Object.entries(UNSTORED_INIT)) {
 		const given = (init as Record<string, unknown>)[name] ?? (source as unknown as Record<string, unknown> | undefined)?.[name];
 		if (given !== undefined && given !== usual && !(name === 'referrerPolicy' && given === 'strict-origin-when-cross-origin')) {
-			throw new InvalidRequestError(`\`${name}: ${JSON.stringify(given)}\` cannot be kept for the intent's retries after a reload: set it in the client's \`fetch\` option instead`);
+			throw invalidRequest(name, process.env.NODE_ENV !== 'production' && `\`${name}: ${JSON.stringify(given)}\` cannot be kept for the intent's retries after a reload: set it in the client's \`fetch\` option instead`);
 		}
 	}
 }

@@ -137,7 +137,7 @@ export function intentMutation<Variables, Data = unknown>(client: SendOnceClient
 			// `onMutate` run before an earlier one's retry: the count tells them apart no more.
 			const queued = ours && context === undefined && (this?.scope !== undefined || (this?.networkMode ?? 'always') !== 'always');
 			if (replace && !mutation && (!ours || queued) && this?.retry) {
-				throw new TypeError('`replace` with a `retry`, and an `onMutate` of your own, a mutation `scope` or a `networkMode` other than \'always\', needs variables that are objects before TanStack Query 5.89: a retry cannot be told from a new `mutate`');
+				throw new TypeError(process.env.NODE_ENV !== 'production' ? '`replace` with a `retry`, and an `onMutate` of your own, a mutation `scope` or a `networkMode` other than \'always\', needs variables that are objects before TanStack Query 5.89: a retry cannot be told from a new `mutate`' : 'Invalid `replace`');
 			}
 
 			// A retry sends the intent its first try sent, even where the scope has moved on since.

@@ -55,7 +55,7 @@ function connect(): UseStore {
 	let use: UseStore | undefined;
 	const open = (): UseStore => {
 		// A bare `indexedDB` inside idb-keyval would throw a ReferenceError; say what is wrong.
-		if (!globalThis.indexedDB) throw new Error('IndexedDB is not available in this environment');
+		if (!globalThis.indexedDB) throw new Error(process.env.NODE_ENV !== 'production' ? 'IndexedDB is not available in this environment' : 'No IndexedDB');
 		use ??= createStore();
 		return use;
 	};
@@ -177,7 +177,7 @@ export function checkedIndexedDbStore(): {store: IntentStore; check: () => Promi
 				await promisifyRequest(objectStore.transaction);
 				return read.result as unknown;
 			});
-			if (written !== id) throw new Error('IndexedDB did not return what was written to it');
+			if (written !== id) throw new Error(process.env.NODE_ENV !== 'production' ? 'IndexedDB did not return what was written to it' : 'IndexedDB lost a write');
 		},
 	};
 }

@@ -9,7 +9,7 @@ const PREFIX = 'sendonce:';
  */
 function storage(): Storage {
 	const sessionStorage = globalThis.sessionStorage as Storage | undefined;
-	if (!sessionStorage) throw new Error('sessionStorage is not available in this environment');
+	if (!sessionStorage) throw new Error(process.env.NODE_ENV !== 'production' ? 'sessionStorage is not available in this environment' : 'No sessionStorage');
 	return sessionStorage;
 }
 

@@ -117,7 +117,7 @@ function refusedInWorker(status: number): boolean {
 export function installSendOnce(scope: ServiceWorkerScope, options: InstallOptions = {}): InstalledSendOnce {
 	const {onNavigation = typeof (globalThis as {SyncManager?: unknown}).SyncManager === 'undefined', navigationInterval = DEFAULT_NAVIGATION_INTERVAL, onEvent, ...sending} = options;
 	if (typeof navigationInterval !== 'number' || !(navigationInterval >= 0)) {
-		throw new TypeError(`Expected \`navigationInterval\` to be a number of milliseconds ≥ 0, got ${String(navigationInterval)}`);
+		throw new TypeError(process.env.NODE_ENV !== 'production' ? `Expected \`navigationInterval\` to be a number of milliseconds ≥ 0, got ${String(navigationInterval)}` : 'Invalid `navigationInterval`');
 	}
 
 	const tellPages = async (event: Extract<SendOnceEvent, {type: 'settled'}>) => {

@@ -10,6 +10,7 @@ import {tmpdir} from 'node:os';
 import {dirname, join, resolve} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
+import type {Plugin} from 'esbuild';
 import type {ConfigT} from 'metro-config';
 
 const run = promisify(execFile);
@@ -27,7 +28,7 @@ export const versions = {
 /** sendonce as `npm install` puts it in an app: package.json and the built dist/. */
 async function installSendonce(app: string): Promise<void> {
 	const {build} = await import('tsup');
-	const {default: config} = await import('../../tsup.config.js') as {default: {entry: Record<string, string>; external: Array<string | RegExp>}};
+	const {default: config} = await import('../../tsup.config.js') as {default: {entry: Record<string, string>; external: Array<string | RegExp>; esbuildPlugins: Plugin[]}};
 	const target = join(app, 'node_modules/sendonce');
 	// The shipped build's options for the two entries the app imports, less the types.
 	await build({
@@ -37,6 +38,7 @@ async function installSendonce(app: string): Promise<void> {
 		treeshake: true,
 		splitting: true,
 		external: config.external,
+		esbuildPlugins: config.esbuildPlugins,
 		outDir: join(target, 'dist'),
 		dts: false,
 		silent: true,

@@ -22,3 +22,11 @@ export class InvalidRequestError extends SendOnceError {
 		super('INVALID_REQUEST', message, options);
 	}
 }
+
+/**
+ * @internal An `InvalidRequestError` about `field`. `long` is what development builds say;
+ * production builds pass `false`, and the message names the field alone.
+ */
+export function invalidRequest(field: string, long: string | false, options?: {cause?: unknown}): InvalidRequestError {
+	return new InvalidRequestError(long || `Invalid \`${field}\``, options);
+}

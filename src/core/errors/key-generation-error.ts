@@ -22,7 +22,7 @@ export class KeyGenerationError extends SendOnceError {
 		super(
 			'NO_SECURE_RANDOM',
 			message
-				?? 'No crypto.randomUUID or crypto.getRandomValues: in React Native, import \'react-native-get-random-values\' before sendonce',
+				?? (process.env.NODE_ENV !== 'production' ? 'No crypto.randomUUID or crypto.getRandomValues: in React Native, import \'react-native-get-random-values\' before sendonce' : 'No secure random'),
 		);
 	}
 }

@@ -27,7 +27,7 @@ export class OutcomeUnknownError extends SendOnceError {
 	readonly result: Extract<IntentResult, {status: 'unresolved' | 'expired'}>;
 
 	constructor(intent: Intent, result: Extract<IntentResult, {status: 'unresolved' | 'expired'}>) {
-		super('OUTCOME_UNKNOWN', `The request for "${intent.scope}" may have been sent (${result.status === 'unresolved' ? result.reason : 'expired'}); key ${intent.key}`, {cause: result.status === 'unresolved' ? result.error : undefined});
+		super('OUTCOME_UNKNOWN', process.env.NODE_ENV !== 'production' ? `The request for "${intent.scope}" may have been sent (${result.status === 'unresolved' ? result.reason : 'expired'}); key ${intent.key}` : intent.scope, {cause: result.status === 'unresolved' ? result.error : undefined});
 		this.intent = intent;
 		this.result = result;
 	}

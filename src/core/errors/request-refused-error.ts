@@ -22,7 +22,7 @@ export class RequestRefusedError extends SendOnceError {
 	readonly result: Extract<IntentResult, {status: 'failed'}>;
 
 	constructor(result: Extract<IntentResult, {status: 'failed'}>) {
-		super('REQUEST_REFUSED', `The server refused the request (${result.response.status}); nothing happened`);
+		super('REQUEST_REFUSED', process.env.NODE_ENV !== 'production' ? `The server refused the request (${result.response.status}); nothing happened` : String(result.response.status));
 		this.response = result.response;
 		this.data = result.data;
 		this.result = result;

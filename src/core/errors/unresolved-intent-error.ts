@@ -29,7 +29,7 @@ export class UnresolvedIntentError extends SendOnceError {
 	constructor(previous: Intent) {
 		super(
 			'UNRESOLVED_INTENT',
-			`The intent for "${previous.scope}" (key ${previous.key}) may have been sent with another body: send() or discard() it, or pass {replace: true}`,
+			process.env.NODE_ENV !== 'production' ? `The intent for "${previous.scope}" (key ${previous.key}) may have been sent with another body: send() or discard() it, or pass {replace: true}` : previous.scope,
 		);
 		this.previous = previous;
 	}
