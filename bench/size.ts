@@ -57,10 +57,13 @@ export async function submit(form: Record<string, string>) {
  * see scripts/dev-only.ts; safety checks stay, with short messages) took 2.16 KiB off the contact
  * form and 2.21 KiB off the core, in a production build. Left undefined, the contact form costs
  * 18.13 KiB: every message, and the guards that keep a bundle without `process` working (0.38 KiB).
+ * Its hostile review kept in production what can lose an action or its data (an unknown request
+ * field, `json` with `body`, a `window` or `timeout` no timer can hold): 0.13 KiB back; the core's
+ * budget goes up with it.
  */
 export const BUDGETS = {
-	core: 15.875 * 1024,
-	contactForm: 15.625 * 1024,
+	core: 16 * 1024,
+	contactForm: 15.75 * 1024,
 	memoryStore: 1024,
 	react: 1.5 * 1024,
 	vue: 1.625 * 1024,

@@ -41,7 +41,7 @@ const STORE_NAMES = new Set(['auto', 'indexeddb', 'session', 'memory']);
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function fail(name: string, expected: string, value: unknown): never {
-	const shown = typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value);
+	const shown = typeof value === 'function' ? 'a function' : typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
 	throw new TypeError(`Expected \`${name}\` to be ${expected}, got ${shown}`);
 }
 
@@ -136,6 +136,12 @@ export function normalizeOptions(options: ClientOptions = {}): NormalizedOptions
 	const persistHeaders = (options.persistHeaders ?? []).map(name => name.toLowerCase());
 	// A secret would be stored in clear with every intent: refused in production builds too.
 	if (persistHeaders.some(name => SECRET_HEADERS.has(name))) throw new TypeError('Secret in `persistHeaders`');
+	// A `window` that is no whole number (Infinity, "86400000") makes every record invalid: never
+	// sent, set aside. A `timeout` past what `setTimeout` keeps aborts each attempt after 1 ms,
+	// once it has reached the server. Refused in production builds too.
+	const {timeout, window} = options;
+	if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= MAX_TIMER_MS)) throw new TypeError('Invalid `timeout`');
+	if (window !== undefined && !(Number.isInteger(window) && window >= 1)) throw new TypeError('Invalid `window`');
 	const {retry} = options;
 	return {
 		...filled(DEFAULTS, options),

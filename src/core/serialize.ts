@@ -125,25 +125,25 @@ function utf8Length(text: string): number {
 }
 
 /**
- * What only a programmer's mistake gets wrong in a request, whatever the user typed: development
- * builds alone check it (a production build drops it, see scripts/dev-only.ts).
+ * What a request must hold before anything is stored. A typo (`jsn`) or `json` with `body` would
+ * store and send a body other than the one meant, so production builds refuse them too, with a
+ * short message; the schema's shape, only a programmer's mistake, development builds alone check.
  */
 function checkRequest(request: IntentRequest): void {
 	if (typeof request !== 'object' || request === null) {
-		throw new InvalidRequestError(`Expected the request to be an object, got ${describe(request)}`);
+		throw invalidRequest('request', process.env.NODE_ENV !== 'production' && `Expected the request to be an object, got ${describe(request)}`);
 	}
 
-	// A typo (`jsn`) would otherwise store an empty POST and send it.
 	for (const field of Object.keys(request)) {
-		if (!KNOWN_FIELDS.has(field)) throw new InvalidRequestError(`Unknown request field \`${field}\`; expected ${[...KNOWN_FIELDS].join(', ')}`);
+		if (!KNOWN_FIELDS.has(field)) throw invalidRequest(field, process.env.NODE_ENV !== 'production' && `Unknown request field \`${field}\`; expected ${[...KNOWN_FIELDS].join(', ')}`);
 	}
 
 	if (request.json !== undefined && request.body !== undefined) {
-		throw new InvalidRequestError('Pass either `json` or `body`, not both');
+		throw invalidRequest('body', process.env.NODE_ENV !== 'production' && 'Pass either `json` or `body`, not both');
 	}
 
 	const {schema} = request;
-	if (schema !== undefined && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
+	if (process.env.NODE_ENV !== 'production' && schema !== undefined && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
 		throw new InvalidRequestError(`Expected \`schema\` to be a Standard Schema validator (zod 4, valibot, arktype), got ${describe(schema)}`);
 	}
 }
@@ -153,7 +153,7 @@ export async function prepareRequest(
 	request: IntentRequest,
 	options: {headerName: string; persistHeaders: readonly string[]; sha256?: Sha256 | undefined},
 ): Promise<PreparedRequest> {
-	if (process.env.NODE_ENV !== 'production') checkRequest(request);
+	checkRequest(request);
 	const url = resolveUrl(request.url);
 	const method = (request.method ?? 'POST') as string;
 	if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) {

@@ -75,6 +75,12 @@ const REFUSED: Array<[string, (sendonce: Sendonce) => unknown]> = [
 	['NaN in json', async ({createClient}) => createClient({store: 'memory'}).intent('order', {url: URL_ORDERS, json: {total: Number.NaN}})],
 	['a header value with a line break', async ({createClient}) => createClient({store: 'memory'}).intent('order', {url: URL_ORDERS, json: {}, headers: {'x-note': 'a\r\nb'}})],
 	['a secret in persistHeaders', ({createClient}) => createClient({persistHeaders: ['Authorization']})],
+	// What would store and send another body than the one meant, or lose every intent.
+	['an unknown request field (a typo of json)', async ({createClient}) => createClient({store: 'memory'}).intent('order', {url: URL_ORDERS, jsn: {total: 5}} as never)],
+	['both json and body', async ({createClient}) => createClient({store: 'memory'}).intent('order', {url: URL_ORDERS, json: {total: 5}, body: 'total=6'} as never)],
+	['a window of Infinity, which no record can store', ({createClient}) => createClient({window: Number.POSITIVE_INFINITY})],
+	['a window given as a string', ({createClient}) => createClient({window: '86400000' as never})],
+	['a timeout past what setTimeout keeps', ({createClient}) => createClient({timeout: 2 ** 31})],
 	['a key from generateKey that no header can carry', async ({createClient}) => createClient({store: 'memory', generateKey: () => 'a key'}).intent('order', {url: URL_ORDERS, json: {}})],
 ];
 
