@@ -90,8 +90,11 @@ export function deliveredResult(record: IntentRecord): IntentResult {
 export class Intent<Data = unknown> {
 	readonly #ctx: IntentContext;
 	#record: IntentRecord;
-	/** The same for the life of the intent: every record of its key carries the same request. */
-	readonly #request: StoredRequest;
+	/**
+	 * The same for the life of the intent (every record of its key carries the same request),
+	 * parsed when a snapshot's `request` is first read: `list()` of 10,000 parses none.
+	 */
+	#request: StoredRequest | undefined;
 	#session: Session;
 	#result: IntentResult | undefined;
 	#discarded = false;
@@ -123,7 +126,6 @@ export class Intent<Data = unknown> {
 		this.#record = record;
 		this.#session = session ?? {headers: {}};
 		this.#mine = session !== undefined;
-		this.#request = storedRequest(record.request);
 		// A record stored as succeeded is another sender's delivery (a service worker's note); one
 		// stored as unresolved keeps why.
 		this.#result = record.state === 'succeeded' ? deliveredResult(record) : storedResult(record);
@@ -861,6 +863,7 @@ export class Intent<Data = unknown> {
 
 	#makeSnapshot(): IntentSnapshot {
 		const record = this.#record;
+		const request = () => (this.#request ??= storedRequest(this.#record.request));
 		return Object.freeze({
 			key: record.key,
 			scope: record.scope,
@@ -871,7 +874,9 @@ export class Intent<Data = unknown> {
 			mayHaveBeenSent: mayHaveBeenSent(record.state, record.attempts, record.reason),
 			result: this.#result,
 			discarded: this.#discarded,
-			request: this.#request,
+			get request() {
+				return request();
+			},
 		});
 	}
 
