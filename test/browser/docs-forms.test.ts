@@ -1,7 +1,9 @@
 /*
- * The contact forms of docs/react.md and docs/vue.md, run in Chromium as they are written: each
- * is taken from its code block (the Vue one whole, compiled with Vue's own SFC compiler, template
- * included), bundled with esbuild over the sources, and served with the contract server. A page
+ * The contact forms of docs/react.md, docs/vue.md and docs/react-native.md, run in Chromium as
+ * they are written: each is taken from its code block (the Vue one whole, compiled with Vue's own
+ * SFC compiler, template included; the React Native one over react-native-web, with the web build
+ * of AsyncStorage under `asyncStorageStore`), bundled with esbuild over the sources, and served
+ * with the contract server. A page
  * reloaded mid-send must show the text stored with the intent; "Send as a new message" must send
  * the text shown. What counts is what is stored and what the server received.
  */
@@ -17,8 +19,8 @@ import {fencedBlocks} from '../docs/markdown.js';
 import {startContractServer, type ContractServer} from '../server/contract-server.js';
 import {launchBrowser} from './harness.js';
 
-type Framework = 'react' | 'vue';
-const FRAMEWORKS: Framework[] = ['react', 'vue'];
+type Framework = 'react' | 'vue' | 'react-native';
+const FRAMEWORKS: Framework[] = ['react', 'vue', 'react-native'];
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Draft {
@@ -32,9 +34,12 @@ const DRAFT: Draft = {name: 'Ada Lovelace', email: 'ada@example.com', message: '
 /** Two attempts per send, quickly: a send that meets the held work ends unresolved within a second. */
 const CLIENT_OPTIONS = JSON.stringify({retry: {limit: 2, baseDelay: 50, maxDelay: 100}});
 
+/** The URL the React Native form posts to: an app has no page to resolve a path against. */
+const NATIVE_URL = "'https://api.example.com/contact'";
+
 /** The one block of `file` in `lang` that defines the contact form, as the docs show it. */
 function docsForm(file: string, lang: string): string {
-	const blocks = fencedBlocks(readFileSync(`${ROOT}${file}`, 'utf8'), lang).filter(block => block.text.includes('useIntent(\'contact-form\')'));
+	const blocks = fencedBlocks(readFileSync(`${ROOT}${file}`, 'utf8'), lang).filter(block => block.text.includes('useIntent(\'contact-form\''));
 	expect(blocks, `${file} has one ${lang} contact form`).toHaveLength(1);
 	return blocks[0]!.text;
 }
@@ -66,7 +71,29 @@ const MODULES: Record<string, {contents: string; loader: 'ts' | 'tsx'}> = {
 
 		createApp(ContactForm).provide(sendOnceKey, createClient(${CLIENT_OPTIONS})).mount('#root');
 	`},
+	// The block uses the \`client\` docs/react-native.md makes above it, over AsyncStorage; the page's
+	// origin stands in for the API's.
+	'docs:react-native-form': {loader: 'tsx', contents: `import {client} from 'docs:react-native-client';\n${nativeForm()}`},
+	'docs:react-native-client': {loader: 'ts', contents: `
+		import AsyncStorage from '@react-native-async-storage/async-storage';
+		import {createClient} from 'sendonce';
+		import {asyncStorageStore} from 'sendonce/react-native';
+
+		export const client = createClient({...${CLIENT_OPTIONS}, store: asyncStorageStore(AsyncStorage)});
+	`},
+	'docs:react-native': {loader: 'tsx', contents: `
+		import {createRoot} from 'react-dom/client';
+		import {ContactForm} from 'docs:react-native-form';
+
+		createRoot(document.querySelector('#root')!).render(<ContactForm />);
+	`},
 };
+
+function nativeForm(): string {
+	const form = docsForm('docs/react-native.md', 'tsx');
+	expect(form, 'the React Native form posts to the API\'s absolute URL').toContain(NATIVE_URL);
+	return form.replace(NATIVE_URL, '\'/api/contact\'');
+}
 
 /** `sendonce` and its subpaths from the sources, and the apps' modules from `MODULES`. */
 const sources: Plugin = {
@@ -87,6 +114,7 @@ async function bundle(framework: Framework): Promise<string> {
 		target: 'es2022',
 		jsx: 'automatic',
 		plugins: [sources],
+		alias: {'react-native': 'react-native-web'},
 		define: {
 			'process.env.NODE_ENV': '"production"',
 			__VUE_OPTIONS_API__: 'true',
@@ -105,14 +133,15 @@ let server: ContractServer;
 let browser: Browser;
 let pageErrors: Error[];
 beforeAll(async () => {
-	const [react, vue] = await Promise.all(FRAMEWORKS.map(async framework => bundle(framework)));
-	const scripts: Record<string, string> = {'/react.js': react!, '/vue.js': vue!};
+	const bundles = await Promise.all(FRAMEWORKS.map(async framework => bundle(framework)));
+	const scripts = Object.fromEntries(FRAMEWORKS.map((framework, index) => [`/${framework}.js`, bundles[index]!]));
+	const pages = Object.fromEntries(FRAMEWORKS.map(framework => [`/${framework}`, page(framework)]));
 	server = await startContractServer({
 		serve(request, response) {
 			if (request.method !== 'GET') return false;
 			const script = scripts[request.url ?? ''];
 			response.writeHead(200, {'content-type': script ? 'text/javascript' : 'text/html', 'cache-control': 'no-store'});
-			response.end(script ?? page(request.url === '/vue' ? 'vue' : 'react'));
+			response.end(script ?? pages[request.url ?? ''] ?? page('react'));
 			return true;
 		},
 	});
@@ -127,19 +156,32 @@ afterEach(() => {
 });
 
 /**
- * The form's field labelled `label` (the control inside its `<label>`). Not `getByLabel`: where
- * React writes a textarea's value as its text, Chromium counts that text in the label's name.
+ * The form's field labelled `label`: on the web, the control inside its `<label>` (not
+ * `getByLabel`: where React writes a textarea's value as its text, Chromium counts that text in
+ * the label's name); in React Native, the control whose `accessibilityLabel` is the field's name.
  */
-const field = (tab: Page, label: string) => tab.locator('label').filter({hasText: label}).locator('input, textarea');
+function field(tab: Page, label: string, framework: Framework) {
+	if (framework === 'react-native') return tab.getByLabel(label.toLowerCase(), {exact: true});
+	return tab.locator('label').filter({hasText: label}).locator('input, textarea');
+}
 
 /** What the form's fields show. */
-async function shown(tab: Page): Promise<Draft> {
-	const value = async (label: string) => field(tab, label).inputValue();
+async function shown(tab: Page, framework: Framework): Promise<Draft> {
+	const value = async (label: string) => field(tab, label, framework).inputValue();
 	return {name: await value('Name'), email: await value('Email'), message: await value('Message')};
 }
 
-/** The body stored with the scope's intent in IndexedDB, parsed: the text that may have been sent. */
-async function storedBody(tab: Page): Promise<unknown> {
+/**
+ * The body stored with the scope's intent (in IndexedDB; in React Native, in AsyncStorage, whose
+ * web build keeps it in localStorage), parsed: the text that may have been sent.
+ */
+async function storedBody(tab: Page, framework: Framework): Promise<unknown> {
+	if (framework === 'react-native') {
+		const record = await tab.evaluate(() => localStorage.getItem('sendonce:intent:contact-form'));
+		const body = record === null ? undefined : (JSON.parse(record) as {request?: {body?: string}}).request?.body;
+		return body === undefined ? undefined : JSON.parse(body) as unknown;
+	}
+
 	const body = await tab.evaluate(async () => new Promise<string | undefined>((resolve, reject) => {
 		const opening = indexedDB.open('sendonce');
 		opening.onerror = () => reject(opening.error);
@@ -170,28 +212,28 @@ describe('the docs\' contact forms, in Chromium', () => {
 			tab.setDefaultTimeout(5000);
 			tab.on('pageerror', error => pageErrors.push(error));
 			await tab.goto(`${server.url}/${framework}`);
-			await field(tab, 'Name').fill(DRAFT.name);
-			await field(tab, 'Email').fill(DRAFT.email);
-			await field(tab, 'Message').fill(DRAFT.message);
+			await field(tab, 'Name', framework).fill(DRAFT.name);
+			await field(tab, 'Email', framework).fill(DRAFT.email);
+			await field(tab, 'Message', framework).fill(DRAFT.message);
 			await tab.getByRole('button', {name: messages.send, exact: true}).click();
 			// The server holds the work of the first attempt: the page goes while it is in flight.
 			await expect.poll(() => server.inFlight).toBe(1);
 
 			await tab.reload();
-			expect(await storedBody(tab)).toEqual(DRAFT);
-			await expect.poll(async () => shown(tab)).toEqual(DRAFT);
+			expect(await storedBody(tab, framework)).toEqual(DRAFT);
+			await expect.poll(async () => shown(tab, framework)).toEqual(DRAFT);
 			// Sent again with its key, it meets the work still running (409) until its attempts run out.
 			const alert = tab.getByRole('alert');
 			await expect.poll(async () => alert.textContent(), {timeout: 10_000}).toContain(messages.mayHaveBeenSent);
 			const why = 'The server was still working on it when we stopped asking.';
 			expect(await alert.textContent()).toContain(why);
-			expect(await shown(tab)).toEqual(await storedBody(tab));
+			expect(await shown(tab, framework)).toEqual(await storedBody(tab, framework));
 
 			// Once more: the text, and why it may have been sent, are still what was stored.
 			await tab.reload();
 			await expect.poll(async () => alert.textContent()).toContain(why);
-			expect(await storedBody(tab)).toEqual(DRAFT);
-			const onScreen = await shown(tab);
+			expect(await storedBody(tab, framework)).toEqual(DRAFT);
+			const onScreen = await shown(tab, framework);
 			expect(onScreen).toEqual(DRAFT);
 
 			const before = new Set(server.keys);
