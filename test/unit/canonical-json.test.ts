@@ -66,6 +66,32 @@ describe('isCanonicalJsonBytes: bytes fingerprinted as they are', () => {
 		expect(isCanonicalJsonBytes(encoder.encode('{"items":[{"amount":-1.50e+3,"name":"é \\"quoted\\""}],"z":null}'))).toBe(true);
 	});
 
+	test('holds for no byte sequence canonicalJsonText would write otherwise: canonical bodies with one byte changed, added or taken out', () => {
+		const edited = fc.tuple(fc.jsonValue({maxDepth: 5}), fc.nat(), fc.constantFrom('replace', 'insert', 'delete'), fc.constantFrom(...'{}[],:"\\ 0123456789.eE+-tfnulrsaé\u0001\u001f\uD800'.split(''))).map(([value, at, edit, character]) => {
+			const text = canonicalJson(value);
+			const index = at % (text.length + 1);
+			return edit === 'delete' ? text.slice(0, index) + text.slice(index + 1) : text.slice(0, index) + character + text.slice(edit === 'replace' ? index + 1 : index);
+		});
+		fc.assert(fc.property(edited, edit => {
+			const bytes = encoder.encode(edit);
+			if (!isCanonicalJsonBytes(bytes)) return;
+			// The text the bytes say (a lone surrogate is encoded as U+FFFD).
+			const text = new TextDecoder().decode(bytes);
+			expect(canonicalJsonText(text)).toBe(text);
+		}), {numRuns: 5000});
+	});
+
+	test('nests as deep as canonicalJsonText does, and no deeper', () => {
+		for (const [open, close] of [['[', ']'], ['{"a":', '}']] as const) {
+			expect(isCanonicalJsonBytes(encoder.encode(`${open.repeat(512)}1${close.repeat(512)}`))).toBe(true);
+			expect(isCanonicalJsonBytes(encoder.encode(`${open.repeat(513)}1${close.repeat(513)}`))).toBe(false);
+		}
+
+		// After a deep body, a shallow one is read from a clean slate (the per-level state is reused).
+		expect(isCanonicalJsonBytes(encoder.encode('{"b":{"z":1},"c":2}'))).toBe(true);
+		expect(isCanonicalJsonBytes(encoder.encode('{"b":{"z":1},"a":2}'))).toBe(false);
+	});
+
 	test('does not hold for JSON another writer spaced or ordered', () => {
 		for (const text of ['{"b":1,"a":2}', '{ "a":1}', '[1, 2]', '{"\\u0061":1}', '["\\/"]', '\uFEFF{}', '{"é":1,"z":2}', '{"\uFFFF":1,"\uD83D\uDE00":2}']) {
 			expect(isCanonicalJsonBytes(encoder.encode(text)), text).toBe(false);
