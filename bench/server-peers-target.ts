@@ -226,7 +226,11 @@ async function expressApp(): Promise<(request: IncomingMessage, response: Server
 		case 'sendonce': {
 			const {expressIdempotency} = await load<Server>('server.js');
 			const once = expressIdempotency({store: await sendonceStore() as never});
-			app.post('/orders', json, once, async (request, response, next) => {
+			// KEEP_BYTES=1: the parser keeps the bytes (`verify`, as docs/server.md shows), so the fingerprint hashes them as they came.
+			const parser = process.env.KEEP_BYTES === '1' ? express.json({limit: '1mb', verify(request, _response, bytes) {
+				(request as {rawBody?: Buffer}).rawBody = bytes;
+			}}) : json;
+			app.post('/orders', parser, once, async (request, response, next) => {
 				try {
 					const ctx = once.context(response) as {key: string; tx?: pg.PoolClient};
 					ran(ctx.key);

@@ -17,6 +17,8 @@
  *        to compare with, e.g. an older checkout's src/server.ts: adds `sendonce (before)` rows>
  *        --workloads=first,100 KiB (those only, no burst, no report: to profile a target, with
  *        TARGET_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=…' in the environment)
+ * KEEP_BYTES=1 in the environment: sendonce's Express routes keep the body's bytes in `req.rawBody`
+ * (`express.json({verify})`), so the fingerprint hashes them instead of serialising `req.body`.
  */
 import {fork, type ChildProcess} from 'node:child_process';
 import {randomBytes, randomUUID} from 'node:crypto';
