@@ -187,12 +187,18 @@ const NOT_ASCII = 2;
 /** What `stringEnd` found in the string token it read last: `ESCAPED`, `NOT_ASCII`, both or none. */
 let found = 0;
 
-/** The end (after its closing quote) of the string token that opens at `start`; -1 at a raw control character or the end of the bytes. */
+/**
+ * The end (after its closing quote) of the string token that opens at `start`, written as
+ * `JSON.stringify` writes what it says; -1 otherwise (a raw control character, the end of the
+ * bytes, an escape it would write another way). Without an escape it is written so:
+ * `JSON.stringify` escapes only control characters and lone surrogates, and neither is in valid
+ * JSON and UTF-8 unescaped.
+ */
 function stringEnd(bytes: Uint8Array, start: number): number {
 	found = 0;
 	for (let at = start + 1; at < bytes.length; at++) {
 		const byte = bytes[at]!;
-		if (byte === QUOTE) return at + 1;
+		if (byte === QUOTE) return (found & ESCAPED) === 0 || writtenAsStringify(bytes, start, at + 1) ? at + 1 : -1;
 		if (byte < 0x20) return -1;
 		if (byte === BACKSLASH) {
 			found |= ESCAPED;
@@ -212,7 +218,7 @@ function numberEnd(bytes: Uint8Array, start: number): number {
 	let index = start;
 	if (bytes[index] === 0x2d) index++;
 	if (bytes[index] === 0x30) index++;
-	else if (isDigit(bytes[index]) && bytes[index] !== 0x30) while (isDigit(bytes[index])) index++;
+	else if (isDigit(bytes[index])) while (isDigit(bytes[index])) index++;
 	else return -1;
 	if (bytes[index] === 0x2e) {
 		if (!isDigit(bytes[++index])) return -1;
@@ -254,7 +260,7 @@ const namePlain = new Uint8Array(MAX_DEPTH);
 function memberEnd(bytes: Uint8Array, index: number, level: number): number {
 	if (bytes[index] !== QUOTE) return -1;
 	const end = stringEnd(bytes, index);
-	if (end < 0 || ((found & ESCAPED) !== 0 && !writtenAsStringify(bytes, index, end))) return -1;
+	if (end < 0) return -1;
 	const plain = found === 0;
 	if (nameStart[level]! >= 0 && after(bytes, nameStart[level]!, nameEnd[level]!, index, end, plain && namePlain[level] === 1)) return -1;
 	nameStart[level] = index;
@@ -295,10 +301,8 @@ export function isCanonicalJsonBytes(bytes: Uint8Array): boolean {
 				continue;
 			}
 		} else if (byte === QUOTE) {
-			const end = stringEnd(bytes, index);
-			// Without an escape it is as JSON.stringify writes it, which escapes only control characters and lone surrogates: neither is in valid JSON and UTF-8 unescaped.
-			if (end < 0 || ((found & ESCAPED) !== 0 && !writtenAsStringify(bytes, index, end))) return false;
-			index = end;
+			index = stringEnd(bytes, index);
+			if (index < 0) return false;
 		} else if (byte === 0x74 /* t */ || byte === 0x66 /* f */ || byte === 0x6e /* n */) {
 			const word = byte === 0x74 ? TRUE : byte === 0x66 ? FALSE : NULL;
 			if (!literalAt(bytes, index, word)) return false;

@@ -3,9 +3,9 @@
  * they are written: each is taken from its code block (the Vue one whole, compiled with Vue's own
  * SFC compiler, template included; the React Native one over react-native-web, with the web build
  * of AsyncStorage under `asyncStorageStore`), bundled with esbuild over the sources, and served
- * with the contract server. A page
- * reloaded mid-send must show the text stored with the intent; "Send as a new message" must send
- * the text shown. What counts is what is stored and what the server received.
+ * with the contract server. A page reloaded mid-send must show the text stored with the intent;
+ * "Send as a new message" must send the text shown. What counts is what is stored and what the
+ * server received.
  */
 import {readFileSync} from 'node:fs';
 import {fileURLToPath} from 'node:url';
