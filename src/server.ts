@@ -8,6 +8,9 @@ export {fastifyIdempotency, type FastifyIdempotency, type FastifyIdempotencyOpti
 export {parseKeyHeader, type ParsedKey} from './server/key-header.js';
 export {requestFingerprint} from './server/request-fingerprint.js';
 export {LeaseLostError} from './server/lease-lost-error.js';
+export {AnswerAbandonedError} from './server/answer-abandoned-error.js';
+export type {IdempotencyEvent} from './server/events.js';
+export {openTelemetryEvents} from './server/otel.js';
 export type {LeaseContext} from './server/lease-flow.js';
 export type {TransactionContext} from './server/transaction-flow.js';
 export type {HeaderList} from './server/exchange.js';

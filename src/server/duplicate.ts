@@ -1,3 +1,4 @@
+import type {Emit} from './events.js';
 import type {Answer} from './exchange.js';
 import type {StoredAnswer} from './key-store.js';
 import {problem} from './problem.js';
@@ -40,4 +41,18 @@ export function answerDuplicate(found: Found, request: {key: string; fingerprint
 	}
 
 	return replayAnswer(found.answer);
+}
+
+/** `answerDuplicate`, told to `emit` as the event its answer is: `key-reused` (422), `in-progress` (409) or `replayed`. */
+export function duplicateAnswered(found: Found, request: {key: string; fingerprint: string}, settings: {headerName: string; retryAfter: number; lease: number; emit: Emit}, waited?: number): Answer {
+	const answer = answerDuplicate(found, request, settings);
+	const {emit} = settings;
+	if (emit) {
+		const {key} = request;
+		if (answer.status === 422 && !(found.state === 'done' && found.fingerprint === request.fingerprint)) emit({type: 'key-reused', key});
+		else if (found.state === 'running') emit(waited === undefined ? {type: 'in-progress', key} : {type: 'in-progress', key, waited});
+		else emit({type: 'replayed', key, status: answer.status});
+	}
+
+	return answer;
 }

@@ -38,6 +38,8 @@ export interface Incoming<Native> {
 	body(limit: number): Promise<RequestBody>;
 	/** The framework's own request, for `scope`. */
 	native: Native;
+	/** Aborts when the client hangs up before its answer was sent (where the adapter can tell). */
+	hangUp?: AbortSignal | undefined;
 }
 
 /** Statuses whose responses have no body (the Fetch standard refuses one). */

@@ -4,7 +4,7 @@ import {honour, type HandlerContext} from './honour.js';
 import type {StoreContext} from './idempotency.js';
 import type {KeyStore} from './key-store.js';
 import {unkeyedLeaseContext} from './lease-flow.js';
-import {captureNodeResponse, writeAnswer, type Captured} from './node-capture.js';
+import {captureNodeResponse, hangUpSignal, writeAnswer, type Captured} from './node-capture.js';
 import type {NodeRequest} from './node.js';
 import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
 import {readNodeBody} from './read-body.js';
@@ -61,7 +61,7 @@ type Next = (error?: unknown) => void;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json/i;
 
-function expressIncoming(request: ExpressRequestLike): Incoming<ExpressRequestLike> {
+function expressIncoming(request: ExpressRequestLike, response: ServerResponse): Incoming<ExpressRequestLike> {
 	return {
 		method: (request.method ?? 'GET').toUpperCase(),
 		target: request.originalUrl ?? request.url ?? '/',
@@ -84,6 +84,9 @@ function expressIncoming(request: ExpressRequestLike): Incoming<ExpressRequestLi
 			return {bytes};
 		},
 		native: request,
+		get hangUp() {
+			return hangUpSignal(response);
+		},
 	};
 }
 
@@ -145,7 +148,7 @@ export function expressIdempotency<Required extends boolean = false, Store exten
 
 		let captured: Captured | undefined;
 		const run = async () => {
-			const verdict = await honour(settings, expressIncoming(request as ExpressRequestLike), async ctx => {
+			const verdict = await honour(settings, expressIncoming(request as ExpressRequestLike, response), async ctx => {
 				remember(ctx);
 				captured = captureNodeResponse(response);
 				next();

@@ -1,4 +1,5 @@
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http';
+import {tracingChannel} from 'node:diagnostics_channel';
 import {Readable} from 'node:stream';
 import {headerList, joinHeader, groupHeaders, NULL_BODY_STATUSES, type Answer, type Incoming} from './exchange.js';
 import {corsHeaders} from './cors.js';
@@ -7,7 +8,7 @@ import type {StoreContext} from './idempotency.js';
 import type {KeyStore} from './key-store.js';
 import {unkeyedLeaseContext} from './lease-flow.js';
 import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
-import {captureNodeResponse} from './node-capture.js';
+import {captureNodeResponse, hangUpSignal} from './node-capture.js';
 import {problem} from './problem.js';
 import {readStream} from './read-body.js';
 
@@ -69,6 +70,39 @@ interface Pending {
 	outcome: Promise<Verdict>;
 	/** The route took the response over (`reply.hijack()`): its writes are captured instead. */
 	hijacked: boolean;
+	/** The route (or Fastify for it) called `reply.send`: its answer comes through `onSend`. */
+	sent: boolean;
+	reply: FastifyReplyLike;
+}
+
+/** The requests whose route runs with a claim, for the handler channel to find. */
+const running = new WeakMap<object, Pending>();
+
+/**
+ * Fastify tells through its `fastify.request.handler` tracing channel when an async route's
+ * promise settled, just after it sent (or did not send) what the route returned. A route whose
+ * client hung up that returned nothing is sent nothing, so no hook runs: its answer is what it
+ * set (status, headers) with no body, and its claim ends with it instead of with the process.
+ */
+let listening = false;
+function listenToHandlers(): void {
+	if (listening) return;
+	listening = true;
+	const ignore = () => undefined;
+	tracingChannel('fastify.request.handler').subscribe({
+		start: ignore,
+		end: ignore,
+		asyncStart: ignore,
+		error: ignore,
+		asyncEnd(message) {
+			const state = running.get((message as {request: object}).request);
+			// Sent nothing because the client is gone: a route that ended the raw response itself is `onResponse`'s.
+			if (!state || state.sent || state.hijacked || state.reply.raw.writableEnded) return;
+			running.delete((message as {request: object}).request);
+			const {reply} = state;
+			state.answer.resolve({status: reply.statusCode, headers: headerList(reply.getHeaders()), body: new Uint8Array(0)});
+		},
+	});
 }
 
 function deferred<T>() {
@@ -96,7 +130,7 @@ function setHeaders(reply: FastifyReplyLike, answer: Answer): void {
 	for (const [name, value] of groupHeaders(answer.headers)) reply.header(name, value);
 }
 
-function incoming(request: FastifyRequestLike, raw: Uint8Array | undefined): Incoming<FastifyRequestLike> {
+function incoming(request: FastifyRequestLike, reply: FastifyReplyLike, raw: Uint8Array | undefined): Incoming<FastifyRequestLike> {
 	return {
 		method: request.method.toUpperCase(),
 		target: request.url,
@@ -104,6 +138,9 @@ function incoming(request: FastifyRequestLike, raw: Uint8Array | undefined): Inc
 		// The bytes `preParsing` kept, or, for a body no hook saw, what Fastify's parser made of it.
 		body: async () => (raw ? {bytes: raw} : {value: request.body}),
 		native: request,
+		get hangUp() {
+			return hangUpSignal(reply.raw);
+		},
 	};
 }
 
@@ -169,7 +206,7 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	const preHandler = async (request: FastifyRequestLike, reply: FastifyReplyLike) => {
 		const answer = deferred<Answer>();
 		const started = deferred<HandlerContext>();
-		const outcome = honour(settings, incoming(request, bodies.get(request)), async ctx => {
+		const outcome = honour(settings, incoming(request, reply, bodies.get(request)), async ctx => {
 			started.resolve(ctx);
 			return answer.promise;
 		});
@@ -184,8 +221,16 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		// The route runs now; `onSend` hands its answer over, and waits for it to be stored.
 		outcome.catch(() => undefined);
 		contexts.set(request, first.ctx);
-		const state: Pending = {answer, outcome, hijacked: false};
+		const state: Pending = {answer, outcome, hijacked: false, sent: false, reply};
 		pending.set(request, state);
+		running.set(request, state);
+		const sendNow = reply.send;
+		reply.send = function (this: FastifyReplyLike, payload?: unknown) {
+			state.sent = true;
+			running.delete(request);
+			reply.send = sendNow;
+			return sendNow.call(this, payload);
+		};
 		// A route that answers itself (server-sent bytes, a proxied answer) skips onSend: capture its writes instead.
 		const hijack = reply.hijack.bind(reply);
 		reply.hijack = () => {
@@ -245,6 +290,7 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	};
 
 	const plugin = (instance: FastifyInstanceLike, _options: unknown, done: (error?: Error) => void) => {
+		listenToHandlers();
 		instance.addHook('onRequest', onRequest);
 		instance.addHook('preParsing', preParsing);
 		instance.addHook('preHandler', preHandler);

@@ -72,6 +72,8 @@ function incoming(request: Request): Incoming<Request> {
 		// The handler reads the request itself: the bytes come from a clone, or from the adapter that holds them.
 		body: async limit => ({bytes: await (bodySources.get(request)?.(limit) ?? readStream(request.clone().body, limit))}),
 		native: request,
+		// Node adapters (toNodeHandler), Next.js, Deno and Bun abort it when the client hangs up.
+		hangUp: request.signal,
 	};
 }
 
@@ -84,6 +86,8 @@ async function answerOf(response: unknown): Promise<Answer> {
 	}
 
 	const checked = response as Response;
+	// `Response.error()` (status 0, a network error) is no answer a client could be given, nor one to store.
+	if (checked.status < 200 || checked.status > 599) throw new TypeError(`Expected the handler to return a Response with a status from 200 to 599, got ${checked.status}${checked.type === 'error' ? ' (Response.error())' : ''}`);
 	return {status: checked.status, statusText: checked.statusText, headers: [...checked.headers], body: new Uint8Array(await checked.arrayBuffer())};
 }
 

@@ -1,6 +1,8 @@
-import {answerDuplicate} from './duplicate.js';
+import {duplicateAnswered} from './duplicate.js';
 import {keepHeaders, type Answer} from './exchange.js';
 import type {KeyStore} from './key-store.js';
+import {AnswerAbandonedError} from './answer-abandoned-error.js';
+import {untilAnswered} from './hang-up.js';
 import {keepLease} from './lease.js';
 import {LeaseLostError} from './lease-lost-error.js';
 import type {NormalizedOptions} from './options.js';
@@ -47,68 +49,84 @@ function lazySignal<Context extends object>(ctx: Context, signal: () => AbortSig
 
 /**
  * One keyed request in lease mode: claim, run the handler (its answer read to the end) while the
- * lease is renewed, then store the answer, or give the key up when the handler threw or its
- * answer says "try again". A claim that took over an unanswered one, and an answer that could not
- * be stored because another claim holds the key, are reported as `'lease-lost'`.
+ * lease is renewed, then store the answer, or give the key up when the handler threw, its answer
+ * says "try again", or its client hung up and no answer came within `hangUpWait`. Every exit
+ * passes the one `finally` that stops the renewals. A claim that took over an unanswered one, and
+ * an answer that could not be stored because another claim holds the key, are reported as
+ * `'lease-lost'`.
  */
 export async function leaseFlow(
 	settings: NormalizedOptions,
 	store: KeyStore,
 	request: {key: string; id: string; fingerprint: string},
 	run: (ctx: LeaseContext<true>) => Promise<Answer>,
+	hangUp: AbortSignal | undefined,
 ): Promise<Answer> {
 	const {key, id, fingerprint} = request;
-	const {lease, ttl} = settings;
+	const {lease, ttl, emit} = settings;
 	// A running claim's record is kept a ttl past the end of its lease: one abandoned by a dead
 	// process is still there for the request that takes the key over to name it.
 	const keep = lease + ttl;
 	const sentAt = performance.now();
 	const found = await store.claim(id, {fingerprint, lease, ttl: keep});
-	if (found.state !== 'claimed') return answerDuplicate(found, request, settings);
+	if (found.state !== 'claimed') return duplicateAnswered(found, request, settings);
 
 	const {fence} = found;
+	emit?.({type: 'claimed', key, fence});
 	const report = (phase: 'renew' | 'complete' | 'release') => (error: unknown) => {
 		settings.onError(error, {key, phase, fence});
 	};
 
+	const leaseLost = (error: LeaseLostError) => {
+		settings.onError(error, {key, phase: 'lease-lost', fence: error.fence});
+		emit?.({type: 'lease-lost', key, fence: error.fence});
+	};
+
 	if (found.supersedes !== undefined) {
-		const error = new LeaseLostError(`Key ${JSON.stringify(key)} was claimed before (fence ${found.supersedes}) by a request whose lease ran out before it answered: if that handler did its work, this run does it again.`, {key, fence: found.supersedes});
-		settings.onError(error, {key, phase: 'lease-lost', fence: found.supersedes});
+		leaseLost(new LeaseLostError(`Key ${JSON.stringify(key)} was claimed before (fence ${found.supersedes}) by a request whose lease ran out before it answered: if that handler did its work, this run does it again.`, {key, fence: found.supersedes}));
 	}
 
 	const held = keepLease(store, {id, key, fence, lease, ttl: keep, sentAt}, report('renew'));
-	const release = async () => {
-		held.stop();
+	const started = performance.now();
+	const release = async (reason: 'throw' | 'status' | 'hang-up', status?: number) => {
 		await store.release(id, {fence}).catch(report('release'));
+		emit?.({type: 'released', key, reason, ...(status === undefined ? {} : {status}), ms: performance.now() - started});
 	};
 
-	let answer: Answer;
 	try {
-		answer = await run(lazySignal({key, fence}, () => held.signal));
-	} catch (error) {
-		await release();
-		throw error;
-	}
+		let answer: Answer;
+		try {
+			answer = await untilAnswered(run(lazySignal({key, fence}, () => held.signal)), hangUp, settings.hangUpWait);
+		} catch (error) {
+			// The handler is told (its signal aborts) that its claim is given up.
+			held.stop(error instanceof AnswerAbandonedError ? error : undefined);
+			await release(error instanceof AnswerAbandonedError ? 'hang-up' : 'throw');
+			throw error;
+		}
 
-	if (releases(answer.status, settings.storeServerErrors)) {
-		await release();
+		if (releases(answer.status, settings.storeServerErrors)) {
+			held.stop();
+			await release('status', answer.status);
+			return answer;
+		}
+
+		// Renewed until the answer is stored: the lease outlives the handler and the reading of its body.
+		let stored: boolean | undefined;
+		try {
+			stored = await store.complete(id, {fence, fingerprint, answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}, ttl});
+		} catch (error) {
+			report('complete')(error);
+		}
+
+		if (stored === false) leaseLost(new LeaseLostError(`The answer to key ${JSON.stringify(key)} (fence ${fence}) was not stored: another claim or answer holds the key, so its handler may have run twice.`, {key, fence}));
+		if (emit) {
+			const ms = performance.now() - started;
+			const {status} = answer;
+			emit(stored ? {type: 'stored', key, status, ms} : {type: 'not-stored', key, reason: stored === false ? 'lease-lost' : 'store-failed', status, ms});
+		}
+
 		return answer;
-	}
-
-	// Renewed until the answer is stored: the lease outlives the handler and the reading of its body.
-	let stored: boolean | undefined;
-	try {
-		stored = await store.complete(id, {fence, fingerprint, answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}, ttl});
-	} catch (error) {
-		report('complete')(error);
 	} finally {
 		held.stop();
 	}
-
-	if (stored === false) {
-		const error = new LeaseLostError(`The answer to key ${JSON.stringify(key)} (fence ${fence}) was not stored: another claim or answer holds the key, so its handler may have run twice.`, {key, fence});
-		settings.onError(error, {key, phase: 'lease-lost', fence});
-	}
-
-	return answer;
 }

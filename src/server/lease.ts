@@ -1,10 +1,10 @@
 import type {KeyStore} from './key-store.js';
 import {LeaseLostError} from './lease-lost-error.js';
 
-/** A running claim's lease, kept alive: its `signal` aborts when the lease is lost; `stop` ends the renewals. */
+/** A running claim's lease, kept alive: its `signal` aborts when the lease is lost; `stop` ends the renewals (and aborts the signal with `reason`, when the claim is given up). */
 export interface Held {
 	signal: AbortSignal;
-	stop(): void;
+	stop(reason?: Error): void;
 }
 
 /**
@@ -24,7 +24,7 @@ export function keepLease(
 	// The signal is made when the handler first reads it (an AbortController costs about 5 µs,
 	// most handlers never look): one read after the lease was lost finds it aborted.
 	let controller: AbortController | undefined;
-	let lost: LeaseLostError | undefined;
+	let lost: Error | undefined;
 	let stopped = false;
 	let renewing = false;
 	let deadline: ReturnType<typeof setTimeout> | undefined;
@@ -82,6 +82,12 @@ export function keepLease(
 
 			return controller.signal;
 		},
-		stop,
+		stop(reason) {
+			stop();
+			if (reason && !lost) {
+				lost = reason;
+				controller?.abort(reason);
+			}
+		},
 	};
 }

@@ -1,3 +1,4 @@
+import {EventEmitter} from 'node:events';
 import {STATUS_CODES, type ServerResponse} from 'node:http';
 import {groupHeaders, headerList, NULL_BODY_STATUSES, type Answer} from './exchange.js';
 
@@ -11,6 +12,56 @@ export interface Captured {
 	restore(): void;
 }
 
+/** The hang-up signal of each response that was asked for one. */
+const hangUps = new WeakMap<ServerResponse, AbortController>();
+
+/**
+ * A signal that aborts when `response`'s client hangs up before its answer was sent (its socket
+ * closed first), as jshttp/on-finished tells it: at once when that already happened.
+ */
+export function hangUpSignal(response: ServerResponse): AbortSignal {
+	let controller = hangUps.get(response);
+	if (controller) return controller.signal;
+	controller = new AbortController();
+	hangUps.set(response, controller);
+	const closed = () => {
+		if (!response.writableFinished) controller.abort();
+	};
+
+	if (response.destroyed) closed();
+	else response.once('close', closed);
+	return controller.signal;
+}
+
+/**
+ * What the route is given as the response's socket while its answer is captured: one that stays
+ * open, so that a helper that watches the socket (on-finished, under Express's `res.sendFile` and
+ * `res.download`) finishes the answer instead of giving it up when the client leaves.
+ */
+function standInSocket(socket: ServerResponse['socket']): EventEmitter & {writable: boolean} {
+	const standIn = Object.assign(new EventEmitter(), {
+		writable: true,
+		destroyed: false,
+		cork() {},
+		uncork() {},
+		setTimeout() {
+			return standIn;
+		},
+		setNoDelay() {
+			return standIn;
+		},
+		setKeepAlive() {
+			return standIn;
+		},
+	});
+	// Where the request came from still reads from the real one.
+	for (const name of ['remoteAddress', 'remotePort', 'remoteFamily', 'localAddress', 'localPort', 'encrypted'] as const) {
+		Object.defineProperty(standIn, name, {get: () => (socket as unknown as Record<string, unknown> | null)?.[name], enumerable: true});
+	}
+
+	return standIn;
+}
+
 const toBuffer = (chunk: unknown, encoding?: unknown) =>
 	(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8') : Buffer.from(chunk as Uint8Array));
 const callbackOf = (...items: unknown[]) => items.find(item => typeof item === 'function') as (() => void) | undefined;
@@ -19,11 +70,47 @@ const callbackOf = (...items: unknown[]) => items.find(item => typeof item === '
  * Captures what a route writes to a Node response instead of sending it, so that the answer is
  * stored (or committed) before it goes out. Once the route has ended its answer, whatever it (or
  * an error handler after it) writes is dropped, as if the answer were sent, until `send` sends it.
+ *
+ * While captured, the response is detached from its client: a client that hangs up changes
+ * nothing for the route (its `close`, its `destroyed` and its socket's end are held back until
+ * the answer is sent or given back), so that a file, a stream or a redirect after a hang-up still
+ * ends its answer, which is stored for the retry. The hang-up itself goes to `hangUpSignal`.
  */
 export function captureNodeResponse(response: ServerResponse): Captured {
 	const chunks: Buffer[] = [];
-	const original = {writeHead: response.writeHead, write: response.write, end: response.end, flushHeaders: response.flushHeaders};
+	const original = {writeHead: response.writeHead, write: response.write, end: response.end, flushHeaders: response.flushHeaders, emit: response.emit};
 	let ended = false;
+	let detached = true;
+	let closed = false;
+	let destroyed = response.destroyed;
+	const socket = response.socket;
+	const standIn = standInSocket(socket);
+	Object.defineProperty(response, 'destroyed', {
+		get: () => (detached ? false : destroyed),
+		set(value: boolean) {
+			destroyed = value;
+		},
+		configurable: true,
+		enumerable: true,
+	});
+	Object.defineProperty(response, 'socket', {
+		get: () => (detached ? standIn : socket),
+		set(value: typeof socket) {
+			// Node detaches the socket when the response ends: the real one is given back then.
+			if (!detached) Object.defineProperty(response, 'socket', {value, writable: true, configurable: true, enumerable: true});
+		},
+		configurable: true,
+		enumerable: true,
+	});
+	response.emit = function (this: ServerResponse, event: string | symbol, ...args: unknown[]) {
+		if (detached && event === 'close') {
+			closed = true;
+			hangUps.get(response)?.abort();
+			return true;
+		}
+
+		return original.emit.call(this, event, ...args);
+	} as ServerResponse['emit'];
 	let settle!: (answer: Answer) => void;
 	// A client that leaves before the route has answered changes nothing: the route's work goes on,
 	// and its answer is stored for the retry, as a Fetch or node:http handler's is.
@@ -64,7 +151,17 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 	response.flushHeaders = () => undefined;
 
 	const restore = () => {
+		if (!detached) return;
+		detached = false;
 		Object.assign(response, original);
+		Object.defineProperty(response, 'destroyed', {value: destroyed, writable: true, configurable: true, enumerable: true});
+		Object.defineProperty(response, 'socket', {value: socket, writable: true, configurable: true, enumerable: true});
+		// What was held back reaches its listeners now: the answer was stored, and the client is gone.
+		if (closed) {
+			standIn.writable = false;
+			standIn.emit('close');
+			response.emit('close');
+		}
 	};
 
 	return {

@@ -1,3 +1,4 @@
+import {eventHook, type Emit, type IdempotencyEvent} from './events.js';
 import type {KeyStore} from './key-store.js';
 import {memoryKeyStore} from './memory.js';
 import {isTransactional, type TransactionalKeyStore} from './transactional-store.js';
@@ -71,6 +72,20 @@ export interface IdempotencyOptions<Required extends boolean = boolean, Store ex
 	 * `LeaseLostError`): then another request may have run the handler too. @default console.error
 	 */
 	onError?: (error: unknown, context: ErrorContext) => void;
+	/**
+	 * Told of every step of a keyed request's life (claimed, replayed, 409, 422, stored, released
+	 * and why, lease lost, a transaction's open time), to count them; `openTelemetryEvents()` turns them into OpenTelemetry metrics and spans. A hook that throws is
+	 * reported to `onError` (phase `'event'`) and changes nothing. @default undefined
+	 */
+	onEvent?: (event: IdempotencyEvent) => void;
+	/**
+	 * After the client hangs up, how long the route has left to give its answer, in ms: an answer
+	 * given in time is stored for the retry as usual; otherwise the claim is given up (the key
+	 * released with the event `released`, reason `'hang-up'`, or the transaction rolled back), so
+	 * that no framework that sends nothing once the client is gone holds a key or a transaction.
+	 * @default 30_000
+	 */
+	hangUpWait?: number;
 }
 
 /**
@@ -84,7 +99,7 @@ export interface IdempotencyOptions<Required extends boolean = boolean, Store ex
  */
 export interface ErrorContext {
 	key: string;
-	phase: 'renew' | 'complete' | 'release' | 'lease-lost';
+	phase: 'renew' | 'complete' | 'release' | 'lease-lost' | 'event';
 	fence?: number;
 }
 
@@ -123,6 +138,8 @@ export interface NormalizedOptions {
 	replayHeaders: ReadonlySet<string>;
 	cors: NormalizedCors | undefined;
 	onError: NonNullable<IdempotencyOptions['onError']>;
+	emit: Emit;
+	hangUpWait: number;
 }
 
 /** Response headers that describe the answer and hold nothing of one client's session. */
@@ -141,7 +158,7 @@ export const SAFE_HEADERS = [
 ] as const;
 
 const DEFAULT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
-const KNOWN = new Set(['store', 'ttl', 'lease', 'maxBody', 'scope', 'required', 'headerName', 'methods', 'retryAfter', 'storeServerErrors', 'replayHeaders', 'cors', 'onError']);
+const KNOWN = new Set(['store', 'ttl', 'lease', 'maxBody', 'scope', 'required', 'headerName', 'methods', 'retryAfter', 'storeServerErrors', 'replayHeaders', 'cors', 'onError', 'onEvent', 'hangUpWait']);
 const CORS_KNOWN = new Set(['origin', 'credentials', 'allowHeaders', 'exposeHeaders', 'maxAge']);
 
 const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
@@ -250,6 +267,10 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 		throw new TypeError(`Expected \`onError\` to be a function, got ${describe(given.onError)}`);
 	}
 
+	if (given.onEvent !== undefined && typeof given.onEvent !== 'function') {
+		throw new TypeError(`Expected \`onEvent\` to be a function, got ${describe(given.onEvent)}`);
+	}
+
 	const headerName = given.headerName ?? 'Idempotency-Key';
 	if (typeof headerName !== 'string' || !TOKEN.test(headerName)) {
 		throw new TypeError(`Expected \`headerName\` to be a header name, got ${describe(given.headerName)}`);
@@ -271,6 +292,14 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 		throw new TypeError('Expected `replayHeaders` without `set-cookie`: a cookie belongs to the session of the client it was set for, and a replay may reach another one');
 	}
 
+	const hangUpWait = integer('hangUpWait', given.hangUpWait, 30_000, {zero: true});
+	if (hangUpWait > 2_147_483_647) throw new TypeError(`Expected \`hangUpWait\` to be at most 2147483647 ms (24.8 days), got ${hangUpWait}`);
+	const onError: NonNullable<IdempotencyOptions['onError']> = given.onError ?? ((error, {key, phase}) => {
+		if (phase === 'lease-lost') console.error(`sendonce/server: key ${key} lost its lease before its answer was stored: its handler may have run twice`, error);
+		else if (phase === 'event') console.error(`sendonce/server: onEvent threw for key ${key}`, error);
+		else console.error(`sendonce/server: the key store failed to ${phase} key ${key}`, error);
+	});
+
 	return {
 		store: given.store ?? memoryKeyStore(),
 		ttl,
@@ -285,9 +314,8 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 		storeServerErrors: boolean('storeServerErrors', given.storeServerErrors, false),
 		replayHeaders: new Set([...SAFE_HEADERS, ...replayHeaders]),
 		cors: normalizeCors(given.cors, headerName),
-		onError: given.onError ?? ((error, {key, phase}) => {
-			if (phase === 'lease-lost') console.error(`sendonce/server: key ${key} lost its lease before its answer was stored: its handler may have run twice`, error);
-			else console.error(`sendonce/server: the key store failed to ${phase} key ${key}`, error);
-		}),
+		onError,
+		emit: eventHook(given.onEvent, onError),
+		hangUpWait,
 	};
 }

@@ -1,0 +1,233 @@
+// Issue 29: every claim ends, whatever the framework does when the client hangs up. Each of the
+// first four tests failed on a6f9ac2: a key held for the life of the process, a transaction left
+// `idle in transaction`, a network error stored as an answer.
+import {writeFileSync} from 'node:fs';
+import {createServer, request as httpRequest, type Server} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import express4 from 'express';
+import express5 from 'express5';
+import Fastify from 'fastify';
+import pg from 'pg';
+import {afterEach, describe, expect, inject, test, vi} from 'vitest';
+import {expressIdempotency, fastifyIdempotency, idempotency, memoryKeyStore, toNodeHandler, type IdempotencyEvent} from '../../src/server.js';
+import {postgresTransactional} from '../../src/server/postgres.js';
+import {dropTable, uniqueName} from './stores.js';
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+	for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function listen(server: Server): Promise<string> {
+	closers.push(async () => {
+		server.closeAllConnections();
+		await new Promise(resolve => server.close(resolve));
+	});
+	await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const post = async (url: string, key: string, body = '{"item":"invoice"}') =>
+	fetch(url, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': key}, body});
+
+/** Sends a whole keyed POST, then hangs up once `started` resolves (the route is running). */
+async function hangUpWhile(url: string, key: string, started: Promise<unknown>, body = '{"item":"invoice"}'): Promise<void> {
+	const outgoing = httpRequest(url, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': key}});
+	const closed = new Promise(resolve => outgoing.on('close', resolve));
+	outgoing.on('error', () => undefined);
+	outgoing.end(body);
+	await started;
+	outgoing.destroy();
+	await closed;
+}
+
+/** A gate a route waits at, and a count of the routes that reached it. */
+function gate() {
+	let open!: () => void;
+	const opened = new Promise<void>(resolve => {
+		open = resolve;
+	});
+	let arrive!: () => void;
+	const arrived = new Promise<void>(resolve => {
+		arrive = resolve;
+	});
+	return {open, opened, arrive, arrived};
+}
+
+const timers = () => process.getActiveResourcesInfo().filter(name => name === 'Timeout').length;
+
+describe('a client that hangs up while the route runs: the route finishes, its answer is stored, its claim ends', () => {
+	test('Fastify: an async route that sets 204 and returns nothing is stored and replayed; no renewal outlives it', async () => {
+		const events: IdempotencyEvent[] = [];
+		const app = Fastify();
+		closers.push(async () => app.close());
+		const idempotent = fastifyIdempotency({store: memoryKeyStore(), lease: 300, onEvent: event => events.push(event)});
+		await app.register(idempotent);
+		const route = gate();
+		let effects = 0;
+		app.delete('/orders/1', async (_request, reply) => {
+			route.arrive();
+			await route.opened;
+			effects++;
+			reply.code(204);
+		});
+		const url = await app.listen({port: 0, host: '127.0.0.1'});
+		const before = timers();
+		const outgoing = httpRequest(`${url}/orders/1`, {method: 'DELETE', headers: {'idempotency-key': 'del-1'}});
+		outgoing.on('error', () => undefined);
+		outgoing.end();
+		await route.arrived;
+		outgoing.destroy();
+		await new Promise(resolve => outgoing.on('close', resolve));
+		route.open();
+		await vi.waitFor(() => {
+			expect(events.map(event => event.type)).toEqual(['claimed', 'stored']);
+		});
+
+		const retry = await fetch(`${url}/orders/1`, {method: 'DELETE', headers: {'idempotency-key': 'del-1'}});
+		expect(retry.status).toBe(204);
+		expect(retry.headers.get('idempotent-replayed')).toBe('true');
+		expect(effects).toBe(1);
+		expect(timers()).toBeLessThanOrEqual(before);
+	});
+
+	for (const [name, express] of [['Express 4', express4], ['Express 5', express5 as unknown as typeof express4]] as const) {
+		test(`${name}: res.sendFile after a hang-up still ends the answer, which is stored and replayed`, async () => {
+			const file = join(tmpdir(), `sendonce-invoice-${uniqueName()}.txt`);
+			writeFileSync(file, 'invoice 1');
+			const app = express();
+			const once = expressIdempotency({store: memoryKeyStore(), lease: 300});
+			const route = gate();
+			let effects = 0;
+			app.post('/invoices', express.json(), once, async (_request, response) => {
+				route.arrive();
+				await route.opened;
+				effects++;
+				response.sendFile(file);
+			});
+			const url = await listen(createServer(app));
+			const hungUp = hangUpWhile(`${url}/invoices`, 'inv-1', route.arrived);
+			await hungUp;
+			route.open();
+			await vi.waitFor(async () => {
+				const retry = await post(`${url}/invoices`, 'inv-1');
+				expect(retry.status).toBe(200);
+				expect(retry.headers.get('idempotent-replayed')).toBe('true');
+				expect(await retry.text()).toBe('invoice 1');
+			});
+			expect(effects).toBe(1);
+		});
+	}
+});
+
+describe('a route whose client hung up and that never answers gives its claim up after hangUpWait', () => {
+	test('lease mode: the key is released (event `released`, reason hang-up), the route\'s signal aborts, the retry runs', async () => {
+		const events: IdempotencyEvent[] = [];
+		const app = express4();
+		const once = expressIdempotency({store: memoryKeyStore(), lease: 300, hangUpWait: 200, onEvent: event => events.push(event)});
+		const route = gate();
+		let runs = 0;
+		let aborted: unknown;
+		app.post('/exports', express4.json(), once, (_request, response) => {
+			runs++;
+			const {signal} = once.context(response);
+			signal.addEventListener('abort', () => {
+				aborted = signal.reason;
+			});
+			if (runs === 1) {
+				route.arrive();
+				return; // Never answers: a callback that never came.
+			}
+
+			response.status(201).json({run: runs});
+		});
+		const url = await listen(createServer(app));
+		const before = timers();
+		await hangUpWhile(`${url}/exports`, 'exp-1', route.arrived);
+		await vi.waitFor(() => {
+			expect(events.map(event => event.type)).toEqual(['claimed', 'released']);
+		});
+		expect(events[1]).toMatchObject({type: 'released', reason: 'hang-up'});
+		expect((aborted as Error).name).toBe('AnswerAbandonedError');
+		expect(timers()).toBeLessThanOrEqual(before);
+		const retry = await post(`${url}/exports`, 'exp-1');
+		expect(retry.status).toBe(201);
+		expect(await retry.json()).toEqual({run: 2});
+	});
+});
+
+describe('Response.error() is no answer', () => {
+	test('the handler\'s network error is refused as its error: 500, nothing stored, the retry runs again', async () => {
+		const store = memoryKeyStore();
+		const events: IdempotencyEvent[] = [];
+		let runs = 0;
+		const once = idempotency({store, onEvent: event => events.push(event)});
+		const url = await listen(createServer(toNodeHandler(once(async () => {
+			runs++;
+			return runs === 1 ? Response.error() : Response.json({run: runs}, {status: 201});
+		}), {onError: () => undefined})));
+		expect((await post(url, 'err-1')).status).toBe(500);
+		const retry = await post(url, 'err-1');
+		expect(retry.status).toBe(201);
+		expect(retry.headers.get('idempotent-replayed')).toBeNull();
+		expect(runs).toBe(2);
+		expect(events.filter(event => event.type === 'released')).toMatchObject([{reason: 'throw'}]);
+	});
+});
+
+const databaseUrl = inject('databaseUrl');
+describe.skipIf(databaseUrl === null)('transactional mode: a hang-up leaves no transaction open', () => {
+	test('Fastify, a pool of 2: two hang-ups commit their routes\' work; a new key then runs; nothing stays idle in transaction', async () => {
+		const application = `sendonce-hang-up-${uniqueName()}`;
+		const pool = new pg.Pool({connectionString: databaseUrl!, max: 2, application_name: application});
+		const table = `sendonce_test_${uniqueName()}`;
+		const effects = `sendonce_effects_${uniqueName()}`;
+		await pool.query(`CREATE TABLE "${effects}" (key text)`);
+		closers.push(async () => {
+			await pool.query(`DROP TABLE IF EXISTS "${effects}"`);
+			await dropTable(pool, table);
+			await pool.end();
+		});
+		const app = Fastify();
+		closers.push(async () => app.close());
+		const idempotent = fastifyIdempotency({store: postgresTransactional(pool, {table}), hangUpWait: 5000});
+		await app.register(idempotent);
+		const gates = new Map<string, ReturnType<typeof gate>>();
+		app.delete('/orders/:id', async (request, reply) => {
+			const {key, tx} = idempotent.context(request);
+			const held = gates.get(key!);
+			held?.arrive();
+			await held?.opened;
+			await tx.query(`INSERT INTO "${effects}" (key) VALUES ($1)`, [key]);
+			reply.code(204);
+		});
+		const url = await app.listen({port: 0, host: '127.0.0.1'});
+		for (const key of ['tx-1', 'tx-2']) {
+			const held = gate();
+			gates.set(key, held);
+			const outgoing = httpRequest(`${url}/orders/1`, {method: 'DELETE', headers: {'idempotency-key': key}});
+			outgoing.on('error', () => undefined);
+			outgoing.end();
+			await held.arrived;
+			outgoing.destroy();
+			await new Promise(resolve => outgoing.on('close', resolve));
+			held.open();
+		}
+
+		const fresh = await fetch(`${url}/orders/1`, {method: 'DELETE', headers: {'idempotency-key': 'tx-3'}});
+		expect(fresh.status).toBe(204);
+		for (const key of ['tx-1', 'tx-2']) {
+			const retry = await fetch(`${url}/orders/1`, {method: 'DELETE', headers: {'idempotency-key': key}});
+			expect(retry.status).toBe(204);
+			expect(retry.headers.get('idempotent-replayed')).toBe('true');
+		}
+
+		const {rows} = await pool.query(`SELECT key FROM "${effects}" ORDER BY key`);
+		expect(rows.map(row => row.key)).toEqual(['tx-1', 'tx-2', 'tx-3']);
+		const open = await pool.query('SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = $1 AND state LIKE \'idle in transaction%\'', [application]);
+		expect(open.rows[0].open).toBe(0);
+		expect(pool.waitingCount).toBe(0);
+	});
+});
