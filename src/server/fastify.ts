@@ -189,7 +189,8 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	const send = (reply: FastifyReplyLike, answer: Answer) => {
 		reply.code(answer.status);
 		setHeaders(reply, answer);
-		reply.send(NULL_BODY_STATUSES.has(answer.status) ? undefined : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
+		// No bytes, no payload: Fastify would give an empty Buffer a `content-type` the answer did not have (a redirect's).
+		reply.send(NULL_BODY_STATUSES.has(answer.status) || answer.body.byteLength === 0 ? undefined : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
 		return reply;
 	};
 

@@ -13,7 +13,8 @@ export interface Held {
  * lease is lost, and `signal` aborts with a `LeaseLostError`, when a renewal finds another
  * holder, or when the lease runs out before a renewal was confirmed (the store is slow or
  * unreachable: another process may take the key from then on). A deadline counts from when
- * the confirmed request was sent, so it never ends later than the store's own lease.
+ * the confirmed request was sent, so it never ends later than the store's own lease. One timer
+ * per claim does both: it wakes at the next renewal or at the deadline, whichever comes first.
  */
 export function keepLease(
 	store: KeyStore,
@@ -21,20 +22,21 @@ export function keepLease(
 	onError: (error: unknown) => void,
 ): Held {
 	const {id, key, fence, lease, ttl} = claim;
+	const every = Math.max(1, Math.floor(lease / 3));
 	// The signal is made when the handler first reads it (an AbortController costs about 5 µs,
 	// most handlers never look): one read after the lease was lost finds it aborted.
 	let controller: AbortController | undefined;
 	let lost: Error | undefined;
 	let stopped = false;
 	let renewing = false;
-	let deadline: ReturnType<typeof setTimeout> | undefined;
-	const unref = (timer: unknown) => (timer as {unref?: () => void}).unref?.();
+	/** When the last confirmed claim or renewal was sent: the lease runs out `lease` after it. */
+	let confirmed = claim.sentAt;
+	let nextRenewal = claim.sentAt + every;
+	let timer: ReturnType<typeof setTimeout> | undefined;
 
 	const stop = () => {
-		if (stopped) return;
 		stopped = true;
-		clearInterval(renewal);
-		clearTimeout(deadline);
+		clearTimeout(timer);
 	};
 
 	const lose = (why: string) => {
@@ -43,36 +45,51 @@ export function keepLease(
 		controller?.abort(lost);
 	};
 
-	const expireAt = (sentAt: number) => {
-		clearTimeout(deadline);
-		deadline = setTimeout(() => {
-			lose('no renewal was confirmed before it ran out');
-		}, Math.max(0, sentAt + lease - performance.now()));
-		unref(deadline);
+	const wake = () => {
+		clearTimeout(timer);
+		// While a renewal is out, only the deadline can wake it: one renewal at a time, so that a stalled store collects no queue of them.
+		const at = renewing ? confirmed + lease : Math.min(nextRenewal, confirmed + lease);
+		timer = setTimeout(tick, Math.max(0, at - performance.now()));
+		// A lease being renewed is no reason to keep the process alive.
+		(timer as {unref?: () => void}).unref?.();
 	};
 
 	const renew = () => {
-		// One renewal at a time: a stalled store must not collect a queue of them.
-		if (stopped || renewing) return;
 		renewing = true;
 		const sentAt = performance.now();
+		nextRenewal = sentAt + every;
 		store.renew(id, {fence, lease, ttl}).then(held => {
 			renewing = false;
 			if (stopped) return;
-			if (held) expireAt(sentAt);
-			else lose('another claim or answer holds the key');
+			if (!held) {
+				lose('another claim or answer holds the key');
+				return;
+			}
+
+			confirmed = Math.max(confirmed, sentAt);
+			wake();
 		}, (error: unknown) => {
 			renewing = false;
+			if (stopped) return;
 			onError(error);
+			wake();
 		});
 	};
 
-	// A lease being renewed is no reason to keep the process alive.
-	const renewal = setInterval(renew, Math.max(1, Math.floor(lease / 3)));
-	unref(renewal);
-	expireAt(claim.sentAt);
+	function tick() {
+		if (stopped) return;
+		const now = performance.now();
+		if (now >= confirmed + lease) {
+			lose('no renewal was confirmed before it ran out');
+			return;
+		}
+
+		if (!renewing && now >= nextRenewal) renew();
+		wake();
+	}
+
 	// A claim that took a third of the lease to come back (a queue for a connection) is renewed at once, not a third later.
-	if (performance.now() - claim.sentAt >= lease / 3) renew();
+	tick();
 	return {
 		get signal() {
 			if (!controller) {

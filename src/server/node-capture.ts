@@ -62,8 +62,12 @@ function standInSocket(socket: ServerResponse['socket']): EventEmitter & {writab
 	return standIn;
 }
 
-const toBuffer = (chunk: unknown, encoding?: unknown) =>
-	(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8') : Buffer.from(chunk as Uint8Array));
+/** A chunk as bytes: a string encoded, bytes as they are (a view, not a copy: Node keeps a written chunk as it is too). */
+const toBuffer = (chunk: unknown, encoding?: unknown): Uint8Array => {
+	if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8');
+	if (chunk instanceof Uint8Array) return chunk;
+	return Buffer.from(chunk as ArrayLike<number>);
+};
 const callbackOf = (...items: unknown[]) => items.find(item => typeof item === 'function') as (() => void) | undefined;
 
 /**
@@ -77,7 +81,7 @@ const callbackOf = (...items: unknown[]) => items.find(item => typeof item === '
  * ends its answer, which is stored for the retry. The hang-up itself goes to `hangUpSignal`.
  */
 export function captureNodeResponse(response: ServerResponse): Captured {
-	const chunks: Buffer[] = [];
+	const chunks: Uint8Array[] = [];
 	const original = {writeHead: response.writeHead, write: response.write, end: response.end, flushHeaders: response.flushHeaders, emit: response.emit};
 	let ended = false;
 	let detached = true;
@@ -145,7 +149,7 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 		if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
 		ended = true;
 		if (done) response.once('finish', done);
-		settle({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: Buffer.concat(chunks)});
+		settle({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)});
 		return this;
 	} as ServerResponse['end'];
 	response.flushHeaders = () => undefined;
