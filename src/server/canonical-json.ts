@@ -64,6 +64,8 @@ export function canonicalJsonText(text: string): string | undefined {
 			space();
 			if (text[index] === '}') {
 				index++;
+				// An empty object closes its level as any other does.
+				depth--;
 				return '{}';
 			}
 
@@ -101,6 +103,7 @@ export function canonicalJsonText(text: string): string | undefined {
 			space();
 			if (text[index] === ']') {
 				index++;
+				depth--;
 				return '[]';
 			}
 

@@ -286,6 +286,8 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 	if (lease > 2_147_483_647) throw new TypeError(`Expected \`lease\` to be at most 2147483647 ms (24.8 days), got ${lease}`);
 	const ttl = integer('ttl', given.ttl, 86_400_000);
 	if (!transactional && ttl < lease) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least \`lease\` (${lease} ms): an answer is kept at least as long as a claim`);
+	const wait = transactional ? (given.store as {wait?: unknown}).wait : undefined;
+	if (typeof wait === 'number' && ttl < wait) throw new TypeError(`Expected \`ttl\` (${ttl} ms) to be at least the store's \`wait\` (${wait} ms): a duplicate that waited for the first request must find its answer still kept`);
 
 	const replayHeaders = headerNames('replayHeaders', given.replayHeaders).map(name => name.toLowerCase());
 	if (replayHeaders.includes('set-cookie')) {

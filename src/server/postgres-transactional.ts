@@ -93,7 +93,8 @@ FROM (SELECT 1) AS one LEFT JOIN ${name} k ON k.id = $1`;
 	// A free row (an answer past its ttl, a released or abandoned lease) is taken over in this transaction, which holds the key's lock.
 	const takeoverSql = `UPDATE ${name} SET fingerprint = $2, fence = GREATEST(fence + 1, ${MICROS}), lease_until = NULL, status = NULL, headers = NULL, body = NULL, expires_at = ${after(3)}
 WHERE id = $1 AND (${FREE})`;
-	const completeSql = `UPDATE ${name} SET status = $2, headers = $3, body = $4 WHERE id = $1`;
+	// An answer is kept `ttl` from when it was given, not from the claim (now() is the transaction's start).
+	const completeSql = `UPDATE ${name} SET status = $2, headers = $3, body = $4, expires_at = clock_timestamp() + $5 * interval '1 millisecond' WHERE id = $1`;
 
 	/** The claim, from the result of its first statement (sent with `BEGIN`), asking again when a row committed after its snapshot. */
 	const claim = async (tx: Tx, {id, fingerprint, ttl}: TransactionalClaim, first: SqlResult): Promise<Found> => {
@@ -124,6 +125,7 @@ WHERE id = $1 AND (${FREE})`;
 
 	return {
 		mode: 'transactional',
+		wait,
 		async transaction(key, work) {
 			await prepare();
 			const deadline = performance.now() + wait;
@@ -157,8 +159,8 @@ WHERE id = $1 AND (${FREE})`;
 				await sleep(Math.min(10 * 2 ** round, 100, Math.max(0, deadline - performance.now())));
 			}
 		},
-		async complete(tx, id, {answer}: {answer: StoredAnswer}) {
-			await driver.query(tx, completeSql, [id, answer.status, JSON.stringify(answer.headers), bytea(answer.body)]);
+		async complete(tx, id, {answer, ttl}: {answer: StoredAnswer; ttl: number}) {
+			await driver.query(tx, completeSql, [id, answer.status, JSON.stringify(answer.headers), bytea(answer.body), ttl]);
 		},
 	};
 }

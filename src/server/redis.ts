@@ -29,10 +29,15 @@ export interface RedisKeyStoreOptions {
 
 // A key is a hash: `s` its state (`r` running, `d` done, `f` free: released), `f` the
 // fingerprint, `n` the fence, `l` the end of the lease (µs, Redis's clock), `a` the answer
-// (JSON). Each script is one atomic step and one round trip. Fences and times are written with
-// `%.0f`: Lua's own `tostring` would round them to 14 digits. Every script is sent a nonce
-// (ARGV[1]) and answers with it first: a client that pairs a reply with the wrong command (seen
-// with node-redis after a connection reset) is caught instead of believed.
+// (JSON), `t` the nonce of the last claim, answer or release written, `p` the fence a claim took
+// over, `v` the format (2: with `t` and `p`; a hash without `v` was written by a sendonce before
+// them, and reads the same). Each script is one atomic step and one round trip. Fences and times
+// are written with `%.0f`: Lua's own `tostring` would round them to 14 digits. Every script is
+// sent a nonce (ARGV[1]) and answers with it first: a client that pairs a reply with the wrong
+// command (seen with node-redis after a connection reset) is caught instead of believed. And
+// every script is idempotent per call: a client that sends a call again because the reply was
+// lost with its connection (ioredis's `autoResendUnfulfilledCommands`, on by default) finds its
+// own write by the nonce and gets the answer it would have had, not a phantom holder.
 const PRELUDE = `local function micros()
 	local t = redis.call('TIME')
 	return tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -41,35 +46,43 @@ local function fmt(n) return string.format('%.0f', n) end
 local nonce = ARGV[1]
 `;
 
-// Running, and the claim named by its fence (ARGV[2]).
-const HELD = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 's', 'n')
+// Running, and the claim named by its fence (ARGV[2]); or this very call, sent again, already applied.
+const HELD = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 's', 'n', 't')
+if held[3] == nonce then return {nonce, 1} end
 if held[1] ~= 'r' or held[2] ~= ARGV[2] then return {nonce, 0} end
 `;
 
 const CLAIM = `${PRELUDE}local now = micros()
-local h = redis.call('HMGET', KEYS[1], 's', 'f', 'n', 'l', 'a')
+local h = redis.call('HMGET', KEYS[1], 's', 'f', 'n', 'l', 'a', 't', 'p')
 local state, fence = h[1], tonumber(h[3])
+if state == 'r' and h[6] == nonce then
+	if h[7] then return {nonce, 'c', h[3], h[7]} end
+	return {nonce, 'c', h[3]}
+end
 if state == 'd' then return {nonce, 'd', h[2], h[5]} end
 if state == 'r' and tonumber(h[4]) > now then return {nonce, 'r', h[2], fmt(math.ceil((tonumber(h[4]) - now) / 1000))} end
 local next = now
 if fence and fence + 1 > next then next = fence + 1 end
-redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[2], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[3]) * 1000))
-redis.call('HDEL', KEYS[1], 'a')
+redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[2], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[3]) * 1000), 't', nonce, 'v', '2')
+redis.call('HDEL', KEYS[1], 'a', 'p')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-if state == 'r' then return {nonce, 'c', fmt(next), fmt(fence)} end
+if state == 'r' then
+	redis.call('HSET', KEYS[1], 'p', fmt(fence))
+	return {nonce, 'c', fmt(next), fmt(fence)}
+end
 return {nonce, 'c', fmt(next)}`;
 
 const RENEW = `${HELD}redis.call('HSET', KEYS[1], 'l', fmt(micros() + tonumber(ARGV[3]) * 1000))
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return {nonce, 1}`;
 
-const COMPLETE = `${HELD}redis.call('HSET', KEYS[1], 's', 'd', 'f', ARGV[3], 'a', ARGV[4])
+const COMPLETE = `${HELD}redis.call('HSET', KEYS[1], 's', 'd', 'f', ARGV[3], 'a', ARGV[4], 't', nonce)
 redis.call('HDEL', KEYS[1], 'l')
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return {nonce, 1}`;
 
 // Free, kept until its ttl: the key's next claim gets a larger fence.
-const RELEASE = `${HELD}redis.call('HSET', KEYS[1], 's', 'f')
+const RELEASE = `${HELD}redis.call('HSET', KEYS[1], 's', 'f', 't', nonce)
 redis.call('HDEL', KEYS[1], 'l')
 return {nonce, 1}`;
 

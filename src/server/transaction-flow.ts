@@ -66,7 +66,7 @@ export async function transactionFlow<Tx>(
 				return {commit: false, value: answer};
 			}
 
-			if (request) await store.complete(tx, request.id, {answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}});
+			if (request) await store.complete(tx, request.id, {answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}, ttl: settings.ttl});
 			outcome = {type: 'stored', status: answer.status};
 			return {commit: true, value: answer};
 		});

@@ -46,6 +46,8 @@ export interface TransactionalClaim {
  */
 export interface TransactionalKeyStore<Tx> {
 	readonly mode: 'transactional';
+	/** How long, in ms, a duplicate waits for the transaction that holds its key: an answer is kept at least this long (`ttl` is checked against it). */
+	readonly wait?: number;
 	/**
 	 * Runs `work` in a transaction that begins by claiming `claim` when there is one (the key's row
 	 * inserted, or, after waiting for the transaction that holds it, what holds it read), and hands
@@ -53,8 +55,8 @@ export interface TransactionalKeyStore<Tx> {
 	 * it resolves otherwise or rejects.
 	 */
 	transaction<T>(claim: TransactionalClaim | undefined, work: (tx: Tx, found: TransactionalClaimResult | undefined) => Promise<{commit: boolean; value: T}>): Promise<T>;
-	/** Writes the answer into the claimed key's row, in `tx`, to commit with the handler's work. */
-	complete(tx: Tx, id: string, completion: {answer: StoredAnswer}): Promise<void>;
+	/** Writes the answer into the claimed key's row, in `tx`, to commit with the handler's work, kept `ttl` ms from now. */
+	complete(tx: Tx, id: string, completion: {answer: StoredAnswer; ttl: number}): Promise<void>;
 }
 
 /** Whether `store` claims keys inside transactions. */

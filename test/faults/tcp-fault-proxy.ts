@@ -5,11 +5,15 @@ export type StoreFault =
 	| {type: 'latency'; ms: number; for: number}
 	| {type: 'stall'; for: number}
 	| {type: 'drop'}
-	| {type: 'reset'};
+	| {type: 'reset'}
+	/** The next command whose bytes contain `contains` reaches the server; its reply is lost with the connection, which closes. */
+	| {type: 'lose-reply'; contains: string};
 
 interface Link {
 	client: Socket;
 	upstream: Socket;
+	/** A command was forwarded whose reply is to be lost. */
+	losing?: boolean;
 }
 
 /**
@@ -23,12 +27,13 @@ export class TcpFaultProxy {
 	readonly #links = new Set<Link>();
 	#latency = 0;
 	#stalledUntil = 0;
+	#loseReplyTo: string | undefined;
 	#port = 0;
 
 	constructor(upstream: {host: string; port: number}) {
 		this.#server = createServer(client => {
 			const upstreamSocket = connect(upstream);
-			const link = {client, upstream: upstreamSocket};
+			const link: Link = {client, upstream: upstreamSocket};
 			this.#links.add(link);
 			const forget = () => {
 				this.#links.delete(link);
@@ -38,13 +43,24 @@ export class TcpFaultProxy {
 
 			client.on('error', forget).on('close', forget);
 			upstreamSocket.on('error', forget).on('close', forget);
-			this.#pipe(client, upstreamSocket);
-			this.#pipe(upstreamSocket, client);
+			this.#pipe(client, upstreamSocket, chunk => {
+				if (this.#loseReplyTo !== undefined && chunk.includes(this.#loseReplyTo)) {
+					this.#loseReplyTo = undefined;
+					link.losing = true;
+				}
+
+				return true;
+			});
+			this.#pipe(upstreamSocket, client, () => {
+				if (!link.losing) return true;
+				client.destroy();
+				return false;
+			});
 		});
 	}
 
 	/** Forwards `from` to `to`, each chunk after the current latency and any stall, keeping their order. */
-	#pipe(from: Socket, to: Socket): void {
+	#pipe(from: Socket, to: Socket, pass: (chunk: Buffer) => boolean): void {
 		let last = Promise.resolve();
 		from.on('data', (chunk: Buffer) => {
 			const arrived = Date.now();
@@ -55,7 +71,7 @@ export class TcpFaultProxy {
 					await new Promise(resolve => setTimeout(resolve, wait));
 				}
 
-				if (!to.destroyed) to.write(chunk);
+				if (!to.destroyed && pass(chunk)) to.write(chunk);
 			});
 		});
 		from.on('end', () => {
@@ -95,6 +111,11 @@ export class TcpFaultProxy {
 					upstream.end();
 				}
 
+				break;
+			}
+
+			case 'lose-reply': {
+				this.#loseReplyTo = fault.contains;
 				break;
 			}
 

@@ -4,6 +4,8 @@ import {canonicalJson} from '../../src/core/serialize.js';
 import {bodyBytes, digest, requestFingerprint} from '../../src/server/request-fingerprint.js';
 import {canonicalJsonText, isCanonicalJsonBytes, stringifiedIfCanonical} from '../../src/server/canonical-json.js';
 
+const encoder = new TextEncoder();
+
 describe('canonicalJsonText: JSON text in canonical form, numbers as written', () => {
 	test('sorts members by name and drops whitespace', () => {
 		expect(canonicalJsonText(' { "b" : [1, {"y": 2, "x": 1}], "a": 1 } ')).toBe('{"a":1,"b":[1,{"x":1,"y":2}]}');
@@ -27,6 +29,36 @@ describe('canonicalJsonText: JSON text in canonical form, numbers as written', (
 		expect(canonicalJsonText(`${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`)).toBeUndefined();
 	});
 
+	test('nesting, generated: empty and non-empty containers at every depth up to and past the limit, against the slow path', () => {
+		/** JSON nested exactly `depth` deep along one spine, with empty and shallow siblings at each level, and spacing. */
+		const nested = fc.integer({min: 1, max: 530}).chain(depth => fc.tuple(
+			fc.constant(depth),
+			fc.array(fc.tuple(fc.boolean(), fc.array(fc.constantFrom('{}', '[]', '[1]', '{"z":{}}', '[[]]', '"s"'), {maxLength: 3}), fc.constantFrom('', ' ', '\n')), {minLength: depth, maxLength: depth}),
+		)).map(([depth, levels]) => {
+			// levels[0] is the outermost container: level 1.
+			let text = '0';
+			for (let level = depth - 1; level >= 0; level--) {
+				const [object, siblings, gap] = levels[level]!;
+				const items = [...siblings, text, ...siblings];
+				text = object ? `{${items.map((item, index) => `"${String.fromCharCode(122 - (index % 26))}${index}":${gap}${item}`).join(',')}}` : `[${gap}${items.join(`,${gap}`)}]`;
+			}
+
+			const nesting = (item: string) => (item === '{"z":{}}' || item === '[[]]' ? 2 : item === '"s"' ? 0 : 1);
+			return {text, deepest: Math.max(depth, ...levels.map(([, siblings], level) => level + 1 + Math.max(0, ...siblings.map(nesting))))};
+		});
+		fc.assert(fc.property(nested, ({text, deepest}) => {
+			const fast = canonicalJsonText(text);
+			if (deepest > 512) expect(fast).toBeUndefined();
+			else expect(fast).toBe(canonicalJson(JSON.parse(text)));
+			// The one-pass check agrees: canonical text holds, a body too deep for it does not.
+			expect(isCanonicalJsonBytes(encoder.encode(fast ?? text))).toBe(fast !== undefined);
+		}), {numRuns: 300});
+
+		// The order the review found: about 510 lines, each with an empty list, 3 levels deep.
+		const order = JSON.stringify({lines: Array.from({length: 510}, (_, index) => ({sku: index, discounts: []}))});
+		expect(canonicalJsonText(order)).toBe(canonicalJson(JSON.parse(order)));
+	});
+
 	test('is undefined for what is not JSON', () => {
 		for (const text of ['', '{', '{"a":}', '[1,]', '01', '"\u0001"', '{"a":1} x', 'NaN', '{a:1}']) expect(canonicalJsonText(text), text).toBeUndefined();
 	});
@@ -38,7 +70,6 @@ describe('canonicalJsonText: JSON text in canonical form, numbers as written', (
 	});
 });
 
-const encoder = new TextEncoder();
 /** Any JSON value, its members in order or not, with names and strings that need escapes, and the text JSON.stringify writes of it. */
 const anyJson = fc.jsonValue({maxDepth: 4}).chain(value => fc.constantFrom(value, JSON.parse(canonicalJson(value)) as unknown));
 
