@@ -166,6 +166,13 @@ export function expressIdempotency<Required extends boolean = false, Store exten
 		};
 
 		run().catch((error: unknown) => {
+			// The client is gone and the claim was given up: no one to answer, and the route may still be
+			// writing (an error handler beside it would answer twice). What it writes is dropped.
+			if ((error as {name?: unknown} | null)?.name === 'AnswerAbandonedError') {
+				captured?.abandon();
+				return;
+			}
+
 			// Nothing was sent: the error handler answers (the key was given up, or the transaction rolled back).
 			captured?.restore();
 			next(error);

@@ -1,4 +1,4 @@
-import type {IncomingHttpHeaders, ServerResponse} from 'node:http';
+import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http';
 import {tracingChannel} from 'node:diagnostics_channel';
 import {Readable} from 'node:stream';
 import {headerList, joinHeader, groupHeaders, NULL_BODY_STATUSES, type Answer, type Incoming} from './exchange.js';
@@ -10,13 +10,16 @@ import {unkeyedLeaseContext} from './lease-flow.js';
 import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
 import {captureNodeResponse, hangUpSignal} from './node-capture.js';
 import {problem} from './problem.js';
-import {readStream} from './read-body.js';
+import {readNodeBody, readStream} from './read-body.js';
+import {BodyTooLargeError, isBodyTooLarge} from './body-too-large.js';
 
 /** A Fastify request, as far as the plugin reads it. */
 interface FastifyRequestLike {
 	method: string;
 	url: string;
 	headers: IncomingHttpHeaders;
+	raw?: IncomingMessage;
+	routeOptions?: {config?: Record<PropertyKey, unknown>};
 	body?: unknown;
 }
 
@@ -72,37 +75,95 @@ interface Pending {
 	hijacked: boolean;
 	/** The route (or Fastify for it) called `reply.send`: its answer comes through `onSend`. */
 	sent: boolean;
+	/** The route returned (or awaited) the reply itself: it sends later, so an end without a send says nothing. */
+	returnedReply: boolean;
+	/** Its async handler has started and not settled: a hang-up gives it time until it does. */
+	handlerRunning: boolean;
 	reply: FastifyReplyLike;
 }
 
 /** The requests whose route runs with a claim, for the handler channel to find. */
 const running = new WeakMap<object, Pending>();
 
+/** For each keyed request: gives its claim's time after a hang-up a start, once the client is gone and no handler is known to run. */
+const giveUps = new WeakMap<object, () => void>();
+
 /**
- * Fastify tells through its `fastify.request.handler` tracing channel when an async route's
- * promise settled, just after it sent (or did not send) what the route returned. A route whose
- * client hung up that returned nothing is sent nothing, so no hook runs: its answer is what it
- * set (status, headers) with no body, and its claim ends with it instead of with the process.
+ * Fastify tells through its `fastify.request.handler` tracing channel when a route's handler
+ * starts and when an async one settled, just after it sent (or did not send) what the route
+ * returned. So a hang-up gives a running async handler its time until it settles (`hangUpWait`
+ * counts from then), and a route whose client hung up that returned nothing, which Fastify sends
+ * nothing for, so that no hook runs, has its answer stored as it set it (status, headers, no
+ * body) instead of its claim held for the life of the process.
  */
 let listening = false;
 function listenToHandlers(): void {
 	if (listening) return;
 	listening = true;
 	const ignore = () => undefined;
+	const requestOf = (message: unknown) => (message as {request: object}).request;
 	tracingChannel('fastify.request.handler').subscribe({
-		start: ignore,
-		end: ignore,
+		start(message) {
+			const state = running.get(requestOf(message));
+			if (state) state.handlerRunning = true;
+		},
+		end(message) {
+			const state = running.get(requestOf(message));
+			// A handler that returned no promise may still answer later, unseen: only the wait bounds it.
+			if (!state || (message as {async?: boolean}).async) return;
+			state.handlerRunning = false;
+			giveUps.get(requestOf(message))?.();
+		},
 		asyncStart: ignore,
 		error: ignore,
 		asyncEnd(message) {
-			const state = running.get((message as {request: object}).request);
+			const request = requestOf(message);
+			const state = running.get(request);
+			if (!state) return;
+			state.handlerRunning = false;
 			// Sent nothing because the client is gone: a route that ended the raw response itself is `onResponse`'s.
-			if (!state || state.sent || state.hijacked || state.reply.raw.writableEnded) return;
-			running.delete((message as {request: object}).request);
+			if (state.sent || state.hijacked || state.returnedReply || state.reply.raw.writableEnded) {
+				giveUps.get(request)?.();
+				return;
+			}
+
+			running.delete(request);
 			const {reply} = state;
 			state.answer.resolve({status: reply.statusCode, headers: headerList(reply.getHeaders()), body: new Uint8Array(0)});
 		},
 	});
+}
+
+/**
+ * How many of the request's route's `preHandler` hooks come after sendonce's context hook, read
+ * from Fastify's route context (0 where it cannot be read: the claim then happens as before).
+ */
+function hooksAfterClaim(request: object): number {
+	const symbol = Object.getOwnPropertySymbols(request).find(candidate => candidate.description === 'fastify.context');
+	const hooks = symbol && (request as Record<symbol, {preHandler?: Array<{name?: string}> | null} | undefined>)[symbol]?.preHandler;
+	if (!Array.isArray(hooks)) return 0;
+	for (let index = hooks.length - 1; index >= 0; index--) {
+		const {name} = hooks[index]!;
+		if (name === 'bound sendonceClaim' || name === 'sendonceClaim') return hooks.length - 1 - index;
+	}
+
+	return 0;
+}
+
+/** The hang-up the lifecycle waits on: the client gone, and no async handler of the request still running. */
+function fastifyHangUp(request: object, reply: FastifyReplyLike): AbortSignal {
+	const controller = new AbortController();
+	const gone = hangUpSignal(reply.raw);
+	const check = () => {
+		const state = running.get(request);
+		// A hijacked reply's route is never told to have ended: only the wait bounds it.
+		if (gone.aborted && !(state?.handlerRunning && !state.hijacked)) controller.abort();
+	};
+
+	giveUps.set(request, check);
+	if (gone.aborted) queueMicrotask(check);
+	else gone.addEventListener('abort', check, {once: true});
+	return controller.signal;
 }
 
 function deferred<T>() {
@@ -139,23 +200,28 @@ function incoming(request: FastifyRequestLike, reply: FastifyReplyLike, raw: Uin
 		body: async () => (raw ? {bytes: raw} : {value: request.body}),
 		native: request,
 		get hangUp() {
-			return hangUpSignal(reply.raw);
+			return fastifyHangUp(request, reply);
 		},
 	};
 }
 
-/** Reads a request's payload stream to its end, at most `limit` bytes. */
-async function readPayload(payload: AsyncIterable<Buffer | string>, limit: number): Promise<Buffer> {
+/** Reads a request's payload stream to its end, at most `limit` bytes: beyond, it rejects with a `BodyTooLargeError`. */
+async function readPayload(payload: AsyncIterable<Buffer | string>, limit: number): Promise<Uint8Array> {
 	const chunks: Buffer[] = [];
 	let total = 0;
 	for await (const chunk of payload) {
 		const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
 		total += bytes.length;
-		if (total > limit) throw Object.assign(new Error(`A request with an idempotency key may carry at most ${limit} bytes here`), {statusCode: 413});
+		if (total > limit) throw new BodyTooLargeError(limit);
 		chunks.push(bytes);
 	}
 
 	return Buffer.concat(chunks);
+}
+
+/** A body over `maxBody`, as Fastify's error handler is handed it: a 413, answered as problem+json by `onSend`. */
+function tooLargeError(error: BodyTooLargeError): BodyTooLargeError & {statusCode: number} {
+	return Object.assign(error, {statusCode: 413});
 }
 
 /**
@@ -194,11 +260,14 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		return reply;
 	};
 
+	const corsOf = (request: FastifyRequestLike) => (settings.cors ? corsHeaders(settings.cors, joinHeader(request.headers.origin)) : []);
+	/** Keyed requests whose body was over `maxBody`: their 413, for `onSend` to answer with. */
+	const tooLarge = new WeakMap<object, Answer>();
+
 	const onRequest = async (request: FastifyRequestLike, reply: FastifyReplyLike) => {
 		if (!keyed(request)) return undefined;
 		if (Number(request.headers['content-length']) > settings.maxBody) {
-			const cors = settings.cors ? corsHeaders(settings.cors, joinHeader(request.headers.origin)) : [];
-			return send(reply, problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${settings.maxBody} bytes here.`, [['connection', 'close'], ...cors]));
+			return send(reply, problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${settings.maxBody} bytes here.`, [['connection', 'close'], ...corsOf(request)]));
 		}
 
 		return undefined;
@@ -222,27 +291,41 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		// The route runs now; `onSend` hands its answer over, and waits for it to be stored.
 		outcome.catch(() => undefined);
 		contexts.set(request, first.ctx);
-		const state: Pending = {answer, outcome, hijacked: false, sent: false, reply};
+		const state: Pending = {answer, outcome, hijacked: false, sent: false, returnedReply: false, handlerRunning: false, reply};
 		pending.set(request, state);
 		running.set(request, state);
 		const sendNow = reply.send;
 		reply.send = function (this: FastifyReplyLike, payload?: unknown) {
 			state.sent = true;
-			running.delete(request);
 			reply.send = sendNow;
 			return sendNow.call(this, payload);
+		};
+		// `return reply` from an async route: its promise takes the reply's `then`, which settles when the response does.
+		const thenable = reply as unknown as {then(...args: unknown[]): unknown};
+		const thenNow = thenable.then;
+		thenable.then = function (this: unknown, ...args: unknown[]) {
+			state.returnedReply = true;
+			thenable.then = thenNow;
+			return thenNow.apply(this, args);
 		};
 		// A route that answers itself (server-sent bytes, a proxied answer) skips onSend: capture its writes instead.
 		const hijack = reply.hijack.bind(reply);
 		reply.hijack = () => {
 			state.hijacked = true;
+			giveUps.get(request)?.();
 			const captured = captureNodeResponse(reply.raw);
 			captured.answer.then(answer.resolve, answer.reject);
 			outcome.then(verdict => {
 				pending.delete(request);
 				if (verdict.type === 'answer') captured.send(verdict.answer);
-			}, () => {
+			}, (error: unknown) => {
 				pending.delete(request);
+				// Given up after a hang-up: the client is gone, and what the route still writes is dropped.
+				if ((error as {name?: unknown} | null)?.name === 'AnswerAbandonedError') {
+					captured.abandon();
+					return;
+				}
+
 				captured.restore();
 				reply.raw.writeHead(500).end();
 			});
@@ -253,6 +336,14 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 	};
 
 	const onSend = async (request: FastifyRequestLike, reply: FastifyReplyLike, payload: unknown) => {
+		const refused = tooLarge.get(request);
+		if (refused) {
+			// Fastify's error handler wrote its own JSON: the 413 is the one sendonce documents.
+			tooLarge.delete(request);
+			setHeaders(reply, refused);
+			return Buffer.from(refused.body);
+		}
+
 		const state = pending.get(request);
 		if (!state) return payload;
 		pending.delete(request);
@@ -282,19 +373,54 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		await state.outcome.catch(() => undefined);
 	};
 
-	// The payload read here, bounded, and handed on to Fastify's parser as the same bytes.
+	// The payload read here, bounded, and handed on to Fastify's parser as the same bytes. Read
+	// from the request itself, its bytes are put back into it too: a plugin that reads
+	// `request.raw` instead of the parsed body (@fastify/multipart) finds the body whole.
 	const preParsing = async (request: FastifyRequestLike, _reply: FastifyReplyLike, payload: AsyncIterable<Buffer | string>) => {
 		if (!keyed(request)) return payload;
-		const bytes = await readPayload(payload, settings.maxBody);
+		let bytes: Uint8Array;
+		try {
+			bytes = payload === request.raw ? await readNodeBody(request.raw, settings.maxBody, {keep: true}) : await readPayload(payload, settings.maxBody);
+		} catch (error) {
+			if (!isBodyTooLarge(error)) throw error;
+			tooLarge.set(request, problem(413, 'Request body too large', `A request with an idempotency key may carry at most ${settings.maxBody} bytes here.`, [['connection', 'close'], ...corsOf(request)]));
+			throw tooLargeError(error);
+		}
+
 		bodies.set(request, bytes);
 		return Readable.from([bytes]);
 	};
 
+	// A route declared after the plugin claims in its own last `preHandler`: after the route's
+	// authentication (@fastify/auth's place), so that `scope` reads the user and a request the
+	// route refuses never claims. A route declared before it claims in the context's `preHandler`.
+	const claimsInRoute = Symbol('sendonce claims in the route');
+	const onRoute = (route: {preHandler?: unknown; config?: Record<PropertyKey, unknown>}) => {
+		const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+		route.preHandler = [...own, preHandler];
+		route.config = {...route.config, [claimsInRoute]: true};
+	};
+
+	// Named, so that it can be found in a route's hooks (Fastify binds them: `bound sendonceClaim`).
+	const contextPreHandler = async function sendonceClaim(request: FastifyRequestLike, reply: FastifyReplyLike) {
+		if (request.routeOptions?.config?.[claimsInRoute] === true) return undefined;
+		// A route declared before the plugin was loaded (`register` not awaited) with preHandlers that
+		// run after this one: claiming now would read `scope` before their authentication, and store
+		// the answer of a request they refuse. Refused, loudly, instead.
+		const later = keyed(request) ? hooksAfterClaim(request) : 0;
+		if (later > 0) {
+			throw new TypeError(`fastifyIdempotency(): the route ${request.method} ${request.url} has ${later} preHandler hook(s) that would run after its key is claimed, because it was declared before the plugin was loaded: \`await app.register(plugin)\` before declaring routes, so that the key is claimed after the route's own hooks (its authentication)`);
+		}
+
+		return preHandler(request, reply);
+	};
+
 	const plugin = (instance: FastifyInstanceLike, _options: unknown, done: (error?: Error) => void) => {
 		listenToHandlers();
+		instance.addHook('onRoute', onRoute);
 		instance.addHook('onRequest', onRequest);
 		instance.addHook('preParsing', preParsing);
-		instance.addHook('preHandler', preHandler);
+		instance.addHook('preHandler', contextPreHandler);
 		instance.addHook('onSend', onSend);
 		instance.addHook('onResponse', abandon);
 		done();

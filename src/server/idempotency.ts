@@ -72,8 +72,8 @@ function incoming(request: Request): Incoming<Request> {
 		// The handler reads the request itself: the bytes come from a clone, or from the adapter that holds them.
 		body: async limit => ({bytes: await (bodySources.get(request)?.(limit) ?? readStream(request.clone().body, limit))}),
 		native: request,
-		// Node adapters (toNodeHandler), Next.js, Deno and Bun abort it when the client hangs up.
-		hangUp: request.signal,
+		// No `hangUp`: the handler's promise is its answer, so its claim ends when it settles, and a
+		// handler known to run is given its time whoever is still listening.
 	};
 }
 

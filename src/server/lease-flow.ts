@@ -87,9 +87,23 @@ export async function leaseFlow(
 	}
 
 	const held = keepLease(store, {id, key, fence, lease, ttl: keep, sentAt}, report('renew'));
+	// A store call that never comes back must not hold the claim (renewed meanwhile) for the life of
+	// the process: past a lease, it counts as failed, the renewals stop and the lease runs out.
+	const withinLease = async <T>(call: Promise<T>, what: string): Promise<T> => {
+		let timer: ReturnType<typeof setTimeout> | undefined;
+		try {
+			return await Promise.race([call, new Promise<never>((_resolve, reject) => {
+				timer = setTimeout(() => {
+					reject(new Error(`sendonce/server: the store did not ${what} key ${JSON.stringify(key)} within a lease (${lease} ms)`));
+				}, lease);
+			})]);
+		} finally {
+			clearTimeout(timer);
+		}
+	};
 	const started = performance.now();
 	const release = async (reason: 'throw' | 'status' | 'hang-up', status?: number) => {
-		await store.release(id, {fence}).catch(report('release'));
+		await withinLease(store.release(id, {fence}), 'release').catch(report('release'));
 		emit?.({type: 'released', key, reason, ...(status === undefined ? {} : {status}), ms: performance.now() - started});
 	};
 
@@ -113,7 +127,7 @@ export async function leaseFlow(
 		// Renewed until the answer is stored: the lease outlives the handler and the reading of its body.
 		let stored: boolean | undefined;
 		try {
-			stored = await store.complete(id, {fence, fingerprint, answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}, ttl});
+			stored = await withinLease(store.complete(id, {fence, fingerprint, answer: {status: answer.status, headers: keepHeaders(answer.headers, settings.replayHeaders), body: answer.body}, ttl}), 'complete');
 		} catch (error) {
 			report('complete')(error);
 		}

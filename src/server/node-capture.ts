@@ -4,12 +4,14 @@ import {groupHeaders, headerList, NULL_BODY_STATUSES, type Answer} from './excha
 
 /** A Node response whose route's writes are held back: its answer, and what to do with the response once it is stored. */
 export interface Captured {
-	/** The route's answer once it has ended, whether or not the client is still there. */
+	/** The route's answer once it has ended, whether or not the client is still there; rejects when the route destroyed its response instead. */
 	answer: Promise<Answer>;
 	/** Sends `answer` for real: its status, exactly its headers, its body. */
 	send(answer: Answer): void;
 	/** Gives the response back as it was (nothing sent), for an error handler to answer. */
 	restore(): void;
+	/** The claim was given up and the client is gone: the response is given back, and whatever the route still writes is dropped. */
+	abandon(): void;
 }
 
 /** The hang-up signal of each response that was asked for one. */
@@ -33,42 +35,55 @@ export function hangUpSignal(response: ServerResponse): AbortSignal {
 	return controller.signal;
 }
 
+type Socket = NonNullable<ServerResponse['socket']>;
+
 /**
  * What the route is given as the response's socket while its answer is captured: one that stays
  * open, so that a helper that watches the socket (on-finished, under Express's `res.sendFile` and
- * `res.download`) finishes the answer instead of giving it up when the client leaves.
+ * `res.download`) finishes the answer instead of giving it up when the client leaves. What it
+ * does not hold back (a timeout, a destroy, where the request came from) is the real socket's.
  */
-function standInSocket(socket: ServerResponse['socket']): EventEmitter & {writable: boolean} {
+function standInSocket(real: () => Socket | null): EventEmitter & {writable: boolean} {
 	const standIn = Object.assign(new EventEmitter(), {
 		writable: true,
 		destroyed: false,
 		cork() {},
 		uncork() {},
-		setTimeout() {
+		setTimeout(ms: number, callback?: () => void) {
+			real()?.setTimeout(ms, callback);
 			return standIn;
 		},
-		setNoDelay() {
+		setNoDelay(noDelay?: boolean) {
+			real()?.setNoDelay(noDelay);
 			return standIn;
 		},
-		setKeepAlive() {
+		setKeepAlive(enable?: boolean, delay?: number) {
+			real()?.setKeepAlive(enable, delay);
+			return standIn;
+		},
+		destroy(error?: Error) {
+			real()?.destroy(error);
 			return standIn;
 		},
 	});
-	// Where the request came from still reads from the real one.
 	for (const name of ['remoteAddress', 'remotePort', 'remoteFamily', 'localAddress', 'localPort', 'encrypted'] as const) {
-		Object.defineProperty(standIn, name, {get: () => (socket as unknown as Record<string, unknown> | null)?.[name], enumerable: true});
+		Object.defineProperty(standIn, name, {get: () => (real() as unknown as Record<string, unknown> | null)?.[name], enumerable: true});
 	}
 
 	return standIn;
 }
 
-/** A chunk as bytes: a string encoded, bytes as they are (a view, not a copy: Node keeps a written chunk as it is too). */
 const toBuffer = (chunk: unknown, encoding?: unknown): Uint8Array => {
 	if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8');
+	// Bytes as they are (a view, not a copy): Node keeps a written chunk as it is too.
 	if (chunk instanceof Uint8Array) return chunk;
 	return Buffer.from(chunk as ArrayLike<number>);
 };
+
 const callbackOf = (...items: unknown[]) => items.find(item => typeof item === 'function') as (() => void) | undefined;
+
+/** What Node sets on a response when its socket closes, read as "open" while the response is detached. */
+const CLOSED_FLAGS = ['destroyed', '_closed'] as const;
 
 /**
  * Captures what a route writes to a Node response instead of sending it, so that the answer is
@@ -78,30 +93,35 @@ const callbackOf = (...items: unknown[]) => items.find(item => typeof item === '
  * While captured, the response is detached from its client: a client that hangs up changes
  * nothing for the route (its `close`, its `destroyed` and its socket's end are held back until
  * the answer is sent or given back), so that a file, a stream or a redirect after a hang-up still
- * ends its answer, which is stored for the retry. The hang-up itself goes to `hangUpSignal`.
+ * ends its answer, which is stored for the retry. The hang-up itself goes to `hangUpSignal`. A
+ * route that destroys its response (a failed `pipeline`) gives no answer: `answer` rejects.
  */
 export function captureNodeResponse(response: ServerResponse): Captured {
 	const chunks: Uint8Array[] = [];
-	const original = {writeHead: response.writeHead, write: response.write, end: response.end, flushHeaders: response.flushHeaders, emit: response.emit};
+	const original = {writeHead: response.writeHead, write: response.write, end: response.end, flushHeaders: response.flushHeaders, emit: response.emit, destroy: response.destroy};
 	let ended = false;
 	let detached = true;
 	let closed = false;
-	let destroyed = response.destroyed;
-	const socket = response.socket;
-	const standIn = standInSocket(socket);
-	Object.defineProperty(response, 'destroyed', {
-		get: () => (detached ? false : destroyed),
-		set(value: boolean) {
-			destroyed = value;
-		},
-		configurable: true,
-		enumerable: true,
-	});
+	let destroyedBy: Error | undefined;
+	// The real socket: the one the response has, or the one Node gives it later (a pipelined request's response waits for its turn).
+	let socket = response.socket;
+	const standIn = standInSocket(() => socket);
+	const flags = new Map<string, unknown>(CLOSED_FLAGS.map(name => [name, (response as unknown as Record<string, unknown>)[name]]));
+	for (const name of CLOSED_FLAGS) {
+		Object.defineProperty(response, name, {
+			get: () => (detached ? false : flags.get(name)),
+			set(value: unknown) {
+				flags.set(name, value);
+			},
+			configurable: true,
+			enumerable: true,
+		});
+	}
+
 	Object.defineProperty(response, 'socket', {
 		get: () => (detached ? standIn : socket),
 		set(value: typeof socket) {
-			// Node detaches the socket when the response ends: the real one is given back then.
-			if (!detached) Object.defineProperty(response, 'socket', {value, writable: true, configurable: true, enumerable: true});
+			socket = value;
 		},
 		configurable: true,
 		enumerable: true,
@@ -116,10 +136,12 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 		return original.emit.call(this, event, ...args);
 	} as ServerResponse['emit'];
 	let settle!: (answer: Answer) => void;
+	let fail!: (error: Error) => void;
 	// A client that leaves before the route has answered changes nothing: the route's work goes on,
 	// and its answer is stored for the retry, as a Fetch or node:http handler's is.
-	const answer = new Promise<Answer>(resolve => {
+	const answer = new Promise<Answer>((resolve, reject) => {
 		settle = resolve;
+		fail = reject;
 	});
 	response.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
 		if (ended) return this;
@@ -153,12 +175,23 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 		return this;
 	} as ServerResponse['end'];
 	response.flushHeaders = () => undefined;
+	response.destroy = function (this: ServerResponse, error?: Error) {
+		// Before its answer ended, the route gives it up: no answer, as a throw; the response is destroyed once given back.
+		if (!ended) {
+			ended = true;
+			destroyedBy = error ?? new Error('The route destroyed its response before it answered');
+			fail(destroyedBy);
+		}
 
-	const restore = () => {
+		return this;
+	} as ServerResponse['destroy'];
+
+	const giveBack = ({writes}: {writes: boolean}) => {
 		if (!detached) return;
 		detached = false;
-		Object.assign(response, original);
-		Object.defineProperty(response, 'destroyed', {value: destroyed, writable: true, configurable: true, enumerable: true});
+		const {writeHead, write, end, flushHeaders, ...rest} = original;
+		Object.assign(response, writes ? original : rest);
+		for (const name of CLOSED_FLAGS) Object.defineProperty(response, name, {value: flags.get(name), writable: true, configurable: true, enumerable: true});
 		Object.defineProperty(response, 'socket', {value: socket, writable: true, configurable: true, enumerable: true});
 		// What was held back reaches its listeners now: the answer was stored, and the client is gone.
 		if (closed) {
@@ -166,13 +199,21 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 			standIn.emit('close');
 			response.emit('close');
 		}
+
+		if (destroyedBy) original.destroy.call(response);
 	};
 
 	return {
 		answer,
-		restore,
+		restore() {
+			giveBack({writes: true});
+		},
+		abandon() {
+			ended = true;
+			giveBack({writes: false});
+		},
 		send(sent) {
-			restore();
+			giveBack({writes: true});
 			// Exactly the answer's headers: an error handler after the route may have set its own meanwhile.
 			for (const name of response.getHeaderNames()) response.removeHeader(name);
 			writeAnswer(response, sent);

@@ -74,16 +74,19 @@ export interface IdempotencyOptions<Required extends boolean = boolean, Store ex
 	onError?: (error: unknown, context: ErrorContext) => void;
 	/**
 	 * Told of every step of a keyed request's life (claimed, replayed, 409, 422, stored, released
-	 * and why, lease lost, a transaction's open time), to count them; `openTelemetryEvents()` turns them into OpenTelemetry metrics and spans. A hook that throws is
+	 * and why, lease lost, a transaction's open time), to count them; `openTelemetryEvents()`
+	 * turns them into OpenTelemetry metrics and spans. A hook that throws is
 	 * reported to `onError` (phase `'event'`) and changes nothing. @default undefined
 	 */
 	onEvent?: (event: IdempotencyEvent) => void;
 	/**
-	 * After the client hangs up, how long the route has left to give its answer, in ms: an answer
-	 * given in time is stored for the retry as usual; otherwise the claim is given up (the key
-	 * released with the event `released`, reason `'hang-up'`, or the transaction rolled back), so
-	 * that no framework that sends nothing once the client is gone holds a key or a transaction.
-	 * @default 30_000
+	 * After the client hangs up, how long a route whose run sendonce cannot see (Express and
+	 * node:http middleware; on Fastify, counted from the end of an async route) has left to give
+	 * its answer, in ms: an answer given in time is stored for the retry as usual; otherwise the
+	 * claim is given up (the key released with the event `released`, reason `'hang-up'`, and
+	 * `ctx.signal` aborted; or the transaction rolled back), so that no framework that sends
+	 * nothing once the client is gone holds a key or a transaction. A Fetch handler keeps its claim
+	 * as long as its promise runs. @default 30_000
 	 */
 	hangUpWait?: number;
 }

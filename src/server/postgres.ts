@@ -216,6 +216,27 @@ function guarded<Client extends object>(client: Client): {client: Client; close(
 }
 
 /**
+ * Cancels whatever statement `client` is running, from a connection of its own (a pool whose
+ * clients all wait would have none to lend): node-postgres's `Pool` keeps its `Client` class and
+ * options, and a client knows its server process. Any other pool is left as it is.
+ */
+async function cancelRunning(pool: unknown, client: unknown): Promise<void> {
+	const {Client, options} = pool as {Client?: new (options: unknown) => {connect(): Promise<unknown>; query(text: string, values: unknown[]): Promise<unknown>; end(): Promise<unknown>; on(event: 'error', listener: () => void): unknown}; options?: unknown};
+	const pid = (client as {processID?: unknown}).processID;
+	if (typeof Client !== 'function' || typeof pid !== 'number') return;
+	const canceller = new Client(options);
+	canceller.on('error', () => undefined);
+	try {
+		await canceller.connect();
+		await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+	} catch {
+		// The ROLLBACK after it still ends the transaction, once the statement does.
+	} finally {
+		await canceller.end().catch(() => undefined);
+	}
+}
+
+/**
  * Keys claimed inside the handler's own PostgreSQL transaction (node-postgres): the handler gets
  * the transaction's client as `ctx.tx`, and its writes, the key's row and the answer commit
  * together or not at all. A throw or a 5xx rolls everything back; a crash ends the transaction
@@ -285,6 +306,9 @@ export function postgresTransactional<Pool extends PostgresPool>(pool: Pool, opt
 
 				return outcome.value as never;
 			} catch (error) {
+				// Given up after a hang-up while a statement of the handler may still run (waiting on a
+				// lock): cancelled, so that the ROLLBACK queued behind it ends the transaction now.
+				if ((error as {name?: unknown} | null)?.name === 'AnswerAbandonedError') await cancelRunning(pool, client);
 				// A connection that cannot even roll back is not handed out again.
 				await client.query('ROLLBACK').catch((rollback: unknown) => {
 					broken ??= rollback instanceof Error ? rollback : new Error(String(rollback));

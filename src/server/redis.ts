@@ -29,8 +29,9 @@ export interface RedisKeyStoreOptions {
 
 // A key is a hash: `s` its state (`r` running, `d` done, `f` free: released), `f` the
 // fingerprint, `n` the fence, `l` the end of the lease (µs, Redis's clock), `a` the answer
-// (JSON), `t` the nonce of the last claim, answer or release written, `p` the fence a claim took
-// over, `v` the format (2: with `t` and `p`; a hash without `v` was written by a sendonce before
+// (JSON), `t` the nonce of the last answer or release written, or of the last claim with its
+// fence (`nonce@fence`: a claim of the previous release, which leaves `t` as it was, changes the
+// fence), `p` the fence a claim took over, `v` the format (2: with `t` and `p`; a hash without `v` was written by a sendonce before
 // them, and reads the same). Each script is one atomic step and one round trip. Fences and times
 // are written with `%.0f`: Lua's own `tostring` would round them to 14 digits. Every script is
 // sent a nonce (ARGV[1]) and answers with it first: a client that pairs a reply with the wrong
@@ -55,7 +56,7 @@ if held[1] ~= 'r' or held[2] ~= ARGV[2] then return {nonce, 0} end
 const CLAIM = `${PRELUDE}local now = micros()
 local h = redis.call('HMGET', KEYS[1], 's', 'f', 'n', 'l', 'a', 't', 'p')
 local state, fence = h[1], tonumber(h[3])
-if state == 'r' and h[6] == nonce then
+if state == 'r' and h[6] == nonce .. '@' .. h[3] then
 	if h[7] then return {nonce, 'c', h[3], h[7]} end
 	return {nonce, 'c', h[3]}
 end
@@ -63,7 +64,7 @@ if state == 'd' then return {nonce, 'd', h[2], h[5]} end
 if state == 'r' and tonumber(h[4]) > now then return {nonce, 'r', h[2], fmt(math.ceil((tonumber(h[4]) - now) / 1000))} end
 local next = now
 if fence and fence + 1 > next then next = fence + 1 end
-redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[2], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[3]) * 1000), 't', nonce, 'v', '2')
+redis.call('HSET', KEYS[1], 's', 'r', 'f', ARGV[2], 'n', fmt(next), 'l', fmt(now + tonumber(ARGV[3]) * 1000), 't', nonce .. '@' .. fmt(next), 'v', '2')
 redis.call('HDEL', KEYS[1], 'a', 'p')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if state == 'r' then

@@ -1,11 +1,12 @@
 // Issue 29: every claim ends, whatever the framework does when the client hangs up. Each of the
 // first four tests failed on a6f9ac2: a key held for the life of the process, a transaction left
 // `idle in transaction`, a network error stored as an answer.
-import {writeFileSync} from 'node:fs';
+import {createReadStream, writeFileSync} from 'node:fs';
 import {createServer, request as httpRequest, type Server} from 'node:http';
-import type {AddressInfo} from 'node:net';
+import {connect, type AddressInfo} from 'node:net';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {pipeline} from 'node:stream/promises';
 import express4 from 'express';
 import express5 from 'express5';
 import Fastify from 'fastify';
@@ -265,5 +266,169 @@ describe.skipIf(databaseUrl === null)('transactional mode: a hang-up leaves no t
 		const open = await pool.query('SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = $1 AND state LIKE \'idle in transaction%\'', [application]);
 		expect(open.rows[0].open).toBe(0);
 		expect(pool.waitingCount).toBe(0);
+	});
+});
+
+// What a hostile review of the lifecycle found (each reproduced on 461ef52).
+describe('the lifecycle, as a hostile review tried it', () => {
+	test('Fastify: a route that returns the reply and sends later, after a hang-up, has that answer stored, not an empty one', async () => {
+		const app = Fastify();
+		closers.push(async () => app.close());
+		await app.register(fastifyIdempotency({store: memoryKeyStore()}));
+		const route = gate();
+		app.post('/orders', async (_request, reply) => {
+			route.arrive();
+			void route.opened.then(() => reply.code(201).send({id: 42}));
+			return reply;
+		});
+		const url = `${await app.listen({port: 0, host: '127.0.0.1'})}/orders`;
+		await hangUpWhile(url, 'later-1', route.arrived);
+		route.open();
+		await vi.waitFor(async () => {
+			const retry = await post(url, 'later-1');
+			expect(retry.headers.get('idempotent-replayed')).toBe('true');
+			expect([retry.status, await retry.json()]).toEqual([201, {id: 42}]);
+		});
+	});
+
+	test('Express: two keyed requests pipelined on one keep-alive socket both get their answer', async () => {
+		const app = express4();
+		const once = expressIdempotency({store: memoryKeyStore()});
+		app.post('/orders/:n', express4.json(), once, async (request, response) => {
+			// The first answers first: the second is captured while Node hands it the socket.
+			await new Promise(resolve => setTimeout(resolve, request.params.n === '1' ? 20 : 60));
+			response.status(201).json({n: request.params.n});
+		});
+		const url = await listen(createServer(app));
+		const one = (n: number) => `POST /orders/${n} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nIdempotency-Key: pipelined-${n}\r\nContent-Length: 2\r\n\r\n{}`;
+		const socket = connect(Number(new URL(url).port), '127.0.0.1');
+		let received = '';
+		socket.on('data', chunk => {
+			received += String(chunk);
+		});
+		socket.write(one(1) + one(2));
+		await vi.waitFor(() => {
+			expect(received.match(/HTTP\/1\.1 201/g)).toHaveLength(2);
+		});
+		socket.destroy();
+		expect(received).toContain('{"n":"1"}');
+		expect(received).toContain('{"n":"2"}');
+	});
+
+	test('Express: a route whose pipeline fails destroys its response: no crash, the key released; res.setTimeout still fires', async () => {
+		const app = express4();
+		const events: IdempotencyEvent[] = [];
+		const once = expressIdempotency({store: memoryKeyStore(), onEvent: event => events.push(event)});
+		app.post('/exports', express4.json(), once, async (_request, response) => {
+			await pipeline(createReadStream(join(tmpdir(), `sendonce-missing-${uniqueName()}`)), response).catch(() => undefined);
+		});
+		app.post('/slow', express4.json(), once, (_request, response) => {
+			response.setTimeout(50, () => response.status(504).json({error: 'upstream timed out'}));
+		});
+		const url = await listen(createServer(app));
+		await expect(post(`${url}/exports`, 'pipe-1')).rejects.toThrow();
+		await vi.waitFor(() => {
+			expect(events.map(event => event.type)).toEqual(['claimed', 'released']);
+		});
+		const timedOut = await post(`${url}/slow`, 'slow-1');
+		expect([timedOut.status, await timedOut.json()]).toEqual([504, {error: 'upstream timed out'}]);
+	});
+
+	test('Express 4: a route that answers after its claim was given up writes nowhere, and nothing is left unhandled', async () => {
+		const unhandled: unknown[] = [];
+		const listener = (reason: unknown) => unhandled.push(reason);
+		process.on('unhandledRejection', listener);
+		closers.push(async () => process.off('unhandledRejection', listener));
+		const events: IdempotencyEvent[] = [];
+		const app = express4();
+		const once = expressIdempotency({store: memoryKeyStore(), hangUpWait: 0, onEvent: event => events.push(event)});
+		const route = gate();
+		let answered!: () => void;
+		const lateAnswer = new Promise<void>(resolve => {
+			answered = resolve;
+		});
+		app.post('/orders', express4.json(), once, async (_request, response) => {
+			route.arrive();
+			await route.opened;
+			response.status(201).json({late: true});
+			answered();
+		});
+		app.use(((_error, _request, response, _next) => {
+			response.status(500).end();
+		}) as express4.ErrorRequestHandler);
+		const url = await listen(createServer(app));
+		await hangUpWhile(`${url}/orders`, 'late-1', route.arrived);
+		await vi.waitFor(() => {
+			expect(events.map(event => event.type)).toEqual(['claimed', 'released']);
+		});
+		route.open();
+		await lateAnswer;
+		await new Promise(resolve => setImmediate(resolve));
+		expect(unhandled).toEqual([]);
+		expect((await post(`${url}/orders`, 'late-1')).status).toBe(201);
+	});
+
+	test('a Fetch handler still running after a hang-up keeps its claim however long it takes: one effect, its answer stored', async () => {
+		const events: IdempotencyEvent[] = [];
+		const route = gate();
+		let effects = 0;
+		const once = idempotency({store: memoryKeyStore(), hangUpWait: 0, onEvent: event => events.push(event)});
+		const url = await listen(createServer(toNodeHandler(once(async () => {
+			route.arrive();
+			await route.opened;
+			effects++;
+			return Response.json({id: effects}, {status: 201});
+		}))));
+		await hangUpWhile(url, 'fetch-slow-1', route.arrived);
+		expect((await post(url, 'fetch-slow-1')).status).toBe(409);
+		route.open();
+		await vi.waitFor(async () => {
+			const retry = await post(url, 'fetch-slow-1');
+			expect(retry.headers.get('idempotent-replayed')).toBe('true');
+		});
+		expect(effects).toBe(1);
+		expect(events.filter(event => event.type === 'released')).toEqual([]);
+	});
+});
+
+describe.skipIf(databaseUrl === null)('transactional mode: a give-up ends the transaction even while a statement waits', () => {
+	test('a statement blocked on a lock is cancelled when the claim is given up: released within the bound, nothing idle in transaction', async () => {
+		const application = `sendonce-blocked-${uniqueName()}`;
+		const pool = new pg.Pool({connectionString: databaseUrl!, max: 2, application_name: application});
+		const table = `sendonce_test_${uniqueName()}`;
+		const rows = `sendonce_rows_${uniqueName()}`;
+		await pool.query(`CREATE TABLE "${rows}" (id int PRIMARY KEY, n int)`);
+		await pool.query(`INSERT INTO "${rows}" VALUES (1, 0)`);
+		const blocker = new pg.Client({connectionString: databaseUrl!});
+		await blocker.connect();
+		closers.push(async () => {
+			await blocker.end().catch(() => undefined);
+			await pool.query(`DROP TABLE IF EXISTS "${rows}"`);
+			await dropTable(pool, table);
+			await pool.end();
+		});
+		await blocker.query('BEGIN');
+		await blocker.query(`UPDATE "${rows}" SET n = n + 1 WHERE id = 1`);
+		const events: IdempotencyEvent[] = [];
+		const app = express4();
+		const once = expressIdempotency({store: postgresTransactional(pool, {table}), hangUpWait: 100, onEvent: event => events.push(event)});
+		const route = gate();
+		app.post('/orders', express4.json(), once, async (_request, response, next) => {
+			route.arrive();
+			try {
+				await once.context(response).tx.query(`UPDATE "${rows}" SET n = n + 1 WHERE id = 1`);
+				response.status(201).json({ok: true});
+			} catch (error) {
+				next(error);
+			}
+		});
+		const url = await listen(createServer(app));
+		await hangUpWhile(`${url}/orders`, 'blocked-1', route.arrived);
+		await vi.waitFor(() => {
+			expect(events.map(event => event.type)).toEqual(['claimed', 'released', 'transaction']);
+		});
+		const open = await pool.query('SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = $1 AND state <> \'idle\' AND pid <> pg_backend_pid()', [application]);
+		expect(open.rows[0].open).toBe(0);
+		await blocker.query('ROLLBACK');
 	});
 });

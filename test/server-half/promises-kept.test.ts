@@ -96,6 +96,31 @@ describe.skipIf(redisUrl === null)('Redis: a command sent again after its reply 
 });
 
 describe.skipIf(redisUrl === null)('a rolling deploy: an instance at the previous format and one at this one share a Redis', () => {
+	test('a claim sent again after an instance of the previous format took the key over is a 409, not a second holder', async () => {
+		const client = new Redis(redisUrl!);
+		const prefix = `sendonce-test:${uniqueName()}:`;
+		closers.push(async () => {
+			const keys = await client.keys(`${prefix}*`);
+			if (keys.length > 0) await client.del(...keys);
+			client.disconnect();
+		});
+		// The new instance's client, recording what it sends: its claim is sent again later, as a client whose reply was lost would.
+		const sent: string[][] = [];
+		const recording = {call: async (command: string, ...args: string[]) => {
+			sent.push([command, ...args]);
+			return client.call(command, ...args);
+		}};
+		const current = redisKeyStore(recording, {prefix});
+		const previous = previousRedisKeyStore(client, {prefix});
+		await current.claim('taken-over', {fingerprint: 'f', lease: 50, ttl: 60_000});
+		await new Promise(resolve => setTimeout(resolve, 80));
+		const takeover = await previous.claim('taken-over', {fingerprint: 'f', lease: 10_000, ttl: 60_000});
+		expect(takeover).toMatchObject({state: 'claimed'});
+		const [command, ...args] = sent.at(-1)!;
+		const again = await client.call(command!, ...args) as string[];
+		expect(again[1]).toBe('r');
+	});
+
 	test('duplicates racing between them run each key once, and both replay its answer', async () => {
 		const client = new Redis(redisUrl!);
 		const prefix = `sendonce-test:${uniqueName()}:`;
