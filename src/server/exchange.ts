@@ -1,3 +1,5 @@
+import type {HangUp} from './hang-up.js';
+
 /**
  * What the server half works on, whatever framework carries the request: a view of the request
  * that reads its body only when asked, and an answer as bytes. The adapters (Fetch, node:http,
@@ -38,8 +40,8 @@ export interface Incoming<Native> {
 	body(limit: number): Promise<RequestBody>;
 	/** The framework's own request, for `scope`. */
 	native: Native;
-	/** Aborts when the client hangs up before its answer was sent (where the adapter can tell). */
-	hangUp?: AbortSignal | undefined;
+	/** Aborts when the client hangs up before its answer was sent (where the adapter can tell, and sendonce cannot see the route run). */
+	hangUp?: HangUp | undefined;
 }
 
 /** Statuses whose responses have no body (the Fetch standard refuses one). */

@@ -8,6 +8,7 @@ import type {StoreContext} from './idempotency.js';
 import type {KeyStore} from './key-store.js';
 import {unkeyedLeaseContext} from './lease-flow.js';
 import {normalizeOptions, type AnyKeyStore, type IdempotencyOptions} from './options.js';
+import {ClientHangUp, type HangUp} from './hang-up.js';
 import {captureNodeResponse, hangUpSignal} from './node-capture.js';
 import {problem} from './problem.js';
 import {readNodeBody, readStream} from './read-body.js';
@@ -151,19 +152,19 @@ function hooksAfterClaim(request: object): number {
 }
 
 /** The hang-up the lifecycle waits on: the client gone, and no async handler of the request still running. */
-function fastifyHangUp(request: object, reply: FastifyReplyLike): AbortSignal {
-	const controller = new AbortController();
+function fastifyHangUp(request: object, reply: FastifyReplyLike): HangUp {
+	const hangUp = new ClientHangUp();
 	const gone = hangUpSignal(reply.raw);
 	const check = () => {
 		const state = running.get(request);
 		// A hijacked reply's route is never told to have ended: only the wait bounds it.
-		if (gone.aborted && !(state?.handlerRunning && !state.hijacked)) controller.abort();
+		if (gone.aborted && !(state?.handlerRunning && !state.hijacked)) hangUp.abort();
 	};
 
 	giveUps.set(request, check);
 	if (gone.aborted) queueMicrotask(check);
 	else gone.addEventListener('abort', check, {once: true});
-	return controller.signal;
+	return hangUp;
 }
 
 function deferred<T>() {

@@ -32,8 +32,8 @@ export async function honour(settings: NormalizedOptions, request: Incoming<unkn
 	const {store} = settings;
 	let answer: Answer;
 	if (admission.type === 'refuse') answer = admission.answer;
-	else if (isTransactional(store)) answer = await transactionFlow(settings, store, admission.type === 'keyed' ? admission : undefined, run, request.hangUp);
+	else if (isTransactional(store)) answer = await transactionFlow(settings, store, admission.type === 'keyed' ? admission : undefined, run, () => request.hangUp);
 	else if (admission.type === 'pass') return {type: 'pass', headers: cors};
-	else answer = await leaseFlow(settings, store as KeyStore, admission, run, request.hangUp);
+	else answer = await leaseFlow(settings, store as KeyStore, admission, run, () => request.hangUp);
 	return {type: 'answer', answer: withHeaders(answer, cors)};
 }

@@ -2,7 +2,7 @@ import {duplicateAnswered} from './duplicate.js';
 import {keepHeaders, type Answer} from './exchange.js';
 import type {KeyStore} from './key-store.js';
 import {AnswerAbandonedError} from './answer-abandoned-error.js';
-import {untilAnswered} from './hang-up.js';
+import {untilAnswered, type HangUp} from './hang-up.js';
 import {keepLease} from './lease.js';
 import {LeaseLostError} from './lease-lost-error.js';
 import type {NormalizedOptions} from './options.js';
@@ -60,7 +60,7 @@ export async function leaseFlow(
 	store: KeyStore,
 	request: {key: string; id: string; fingerprint: string},
 	run: (ctx: LeaseContext<true>) => Promise<Answer>,
-	hangUp: AbortSignal | undefined,
+	hangUp: () => HangUp | undefined,
 ): Promise<Answer> {
 	const {key, id, fingerprint} = request;
 	const {lease, ttl, emit} = settings;
@@ -110,7 +110,7 @@ export async function leaseFlow(
 	try {
 		let answer: Answer;
 		try {
-			answer = await untilAnswered(run(lazySignal({key, fence}, () => held.signal)), hangUp, settings.hangUpWait);
+			answer = await untilAnswered(run(lazySignal({key, fence}, () => held.signal)), hangUp(), settings.hangUpWait);
 		} catch (error) {
 			// The handler is told (its signal aborts) that its claim is given up.
 			held.stop(error instanceof AnswerAbandonedError ? error : undefined);

@@ -1,6 +1,7 @@
 import {EventEmitter} from 'node:events';
 import {STATUS_CODES, type ServerResponse} from 'node:http';
 import {groupHeaders, headerList, NULL_BODY_STATUSES, type Answer} from './exchange.js';
+import {ClientHangUp, type HangUp} from './hang-up.js';
 
 /** A Node response whose route's writes are held back: its answer, and what to do with the response once it is stored. */
 export interface Captured {
@@ -14,25 +15,31 @@ export interface Captured {
 	abandon(): void;
 }
 
-/** The hang-up signal of each response that was asked for one. */
-const hangUps = new WeakMap<ServerResponse, AbortController>();
+/** The hang-up of each response that was asked for one. */
+const hangUps = new WeakMap<ServerResponse, ClientHangUp>();
+/** Responses whose client left: seen by a capture, which reads the response as open meanwhile. */
+const gone = new WeakSet<ServerResponse>();
+/** Responses being captured: the capture tells their hang-up, instead of a listener. */
+const capturing = new WeakSet<ServerResponse>();
 
 /**
- * A signal that aborts when `response`'s client hangs up before its answer was sent (its socket
- * closed first), as jshttp/on-finished tells it: at once when that already happened.
+ * Aborts when `response`'s client hangs up before its answer was sent (its socket closed first),
+ * as jshttp/on-finished tells it: at once when that already happened.
  */
-export function hangUpSignal(response: ServerResponse): AbortSignal {
-	let controller = hangUps.get(response);
-	if (controller) return controller.signal;
-	controller = new AbortController();
-	hangUps.set(response, controller);
-	const closed = () => {
-		if (!response.writableFinished) controller.abort();
-	};
+export function hangUpSignal(response: ServerResponse): HangUp {
+	let hangUp = hangUps.get(response);
+	if (hangUp) return hangUp;
+	hangUp = new ClientHangUp();
+	hangUps.set(response, hangUp);
+	if (response.destroyed || gone.has(response)) hangUp.abort();
+	else if (!capturing.has(response)) {
+		const told = hangUp;
+		response.once('close', () => {
+			if (!response.writableFinished) told.abort();
+		});
+	}
 
-	if (response.destroyed) closed();
-	else response.once('close', closed);
-	return controller.signal;
+	return hangUp;
 }
 
 type Socket = NonNullable<ServerResponse['socket']>;
@@ -42,35 +49,60 @@ type Socket = NonNullable<ServerResponse['socket']>;
  * open, so that a helper that watches the socket (on-finished, under Express's `res.sendFile` and
  * `res.download`) finishes the answer instead of giving it up when the client leaves. What it
  * does not hold back (a timeout, a destroy, where the request came from) is the real socket's.
+ * A class, so that a capture costs one small object.
  */
-function standInSocket(real: () => Socket | null): EventEmitter & {writable: boolean} {
-	const standIn = Object.assign(new EventEmitter(), {
-		writable: true,
-		destroyed: false,
-		cork() {},
-		uncork() {},
-		setTimeout(ms: number, callback?: () => void) {
-			real()?.setTimeout(ms, callback);
-			return standIn;
-		},
-		setNoDelay(noDelay?: boolean) {
-			real()?.setNoDelay(noDelay);
-			return standIn;
-		},
-		setKeepAlive(enable?: boolean, delay?: number) {
-			real()?.setKeepAlive(enable, delay);
-			return standIn;
-		},
-		destroy(error?: Error) {
-			real()?.destroy(error);
-			return standIn;
-		},
-	});
-	for (const name of ['remoteAddress', 'remotePort', 'remoteFamily', 'localAddress', 'localPort', 'encrypted'] as const) {
-		Object.defineProperty(standIn, name, {get: () => (real() as unknown as Record<string, unknown> | null)?.[name], enumerable: true});
+class StandInSocket extends EventEmitter {
+	writable = true;
+	destroyed = false;
+	constructor(public real: Socket | null) {
+		super();
 	}
 
-	return standIn;
+	cork(): void {}
+	uncork(): void {}
+	setTimeout(ms: number, callback?: () => void): this {
+		this.real?.setTimeout(ms, callback);
+		return this;
+	}
+
+	setNoDelay(noDelay?: boolean): this {
+		this.real?.setNoDelay(noDelay);
+		return this;
+	}
+
+	setKeepAlive(enable?: boolean, delay?: number): this {
+		this.real?.setKeepAlive(enable, delay);
+		return this;
+	}
+
+	destroy(error?: Error): this {
+		this.real?.destroy(error);
+		return this;
+	}
+
+	get remoteAddress() {
+		return this.real?.remoteAddress;
+	}
+
+	get remotePort() {
+		return this.real?.remotePort;
+	}
+
+	get remoteFamily() {
+		return this.real?.remoteFamily;
+	}
+
+	get localAddress() {
+		return this.real?.localAddress;
+	}
+
+	get localPort() {
+		return this.real?.localPort;
+	}
+
+	get encrypted() {
+		return (this.real as {encrypted?: boolean} | null)?.encrypted;
+	}
 }
 
 const toBuffer = (chunk: unknown, encoding?: unknown): Uint8Array => {
@@ -82,9 +114,6 @@ const toBuffer = (chunk: unknown, encoding?: unknown): Uint8Array => {
 
 const callbackOf = (...items: unknown[]) => items.find(item => typeof item === 'function') as (() => void) | undefined;
 
-/** What Node sets on a response when its socket closes, read as "open" while the response is detached. */
-const CLOSED_FLAGS = ['destroyed', '_closed'] as const;
-
 /**
  * Captures what a route writes to a Node response instead of sending it, so that the answer is
  * stored (or committed) before it goes out. Once the route has ended its answer, whatever it (or
@@ -94,7 +123,9 @@ const CLOSED_FLAGS = ['destroyed', '_closed'] as const;
  * nothing for the route (its `close`, its `destroyed` and its socket's end are held back until
  * the answer is sent or given back), so that a file, a stream or a redirect after a hang-up still
  * ends its answer, which is stored for the retry. The hang-up itself goes to `hangUpSignal`. A
- * route that destroys its response (a failed `pipeline`) gives no answer: `answer` rejects.
+ * route that destroys its response (a failed `pipeline`) gives no answer: `answer` rejects. Only
+ * the response's own fields are written, never redefined, so that Node's code keeps one shape of
+ * response (an accessor made every response slower).
  */
 export function captureNodeResponse(response: ServerResponse): Captured {
 	const chunks: Uint8Array[] = [];
@@ -103,34 +134,31 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 	let detached = true;
 	let closed = false;
 	let destroyedBy: Error | undefined;
-	// The real socket: the one the response has, or the one Node gives it later (a pipelined request's response waits for its turn).
-	let socket = response.socket;
-	const standIn = standInSocket(() => socket);
-	const flags = new Map<string, unknown>(CLOSED_FLAGS.map(name => [name, (response as unknown as Record<string, unknown>)[name]]));
-	for (const name of CLOSED_FLAGS) {
-		Object.defineProperty(response, name, {
-			get: () => (detached ? false : flags.get(name)),
-			set(value: unknown) {
-				flags.set(name, value);
-			},
-			configurable: true,
-			enumerable: true,
-		});
-	}
-
-	Object.defineProperty(response, 'socket', {
-		get: () => (detached ? standIn : socket),
-		set(value: typeof socket) {
-			socket = value;
-		},
-		configurable: true,
-		enumerable: true,
-	});
+	const fields = response as unknown as {destroyed: boolean; _closed: boolean; socket: Socket | null};
+	// The real socket, and what Node set when it closed: given back with the response.
+	const standIn = new StandInSocket(fields.socket);
+	let real = {destroyed: fields.destroyed, closed: fields._closed};
+	if (real.destroyed) gone.add(response);
+	capturing.add(response);
+	fields.socket = standIn as unknown as Socket;
+	fields.destroyed = false;
+	fields._closed = false;
 	response.emit = function (this: ServerResponse, event: string | symbol, ...args: unknown[]) {
 		if (detached && event === 'close') {
+			// Node set `destroyed` and `_closed` just before: kept for later, read as open meanwhile.
 			closed = true;
+			real = {destroyed: fields.destroyed || real.destroyed, closed: fields._closed || real.closed};
+			fields.destroyed = false;
+			fields._closed = false;
+			gone.add(response);
 			hangUps.get(response)?.abort();
 			return true;
+		}
+
+		// A pipelined request's response gets its socket once the one before it has finished.
+		if (detached && event === 'socket') {
+			standIn.real = args[0] as Socket;
+			fields.socket = standIn as unknown as Socket;
 		}
 
 		return original.emit.call(this, event, ...args);
@@ -189,10 +217,12 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 	const giveBack = ({writes}: {writes: boolean}) => {
 		if (!detached) return;
 		detached = false;
+		capturing.delete(response);
 		const {writeHead, write, end, flushHeaders, ...rest} = original;
 		Object.assign(response, writes ? original : rest);
-		for (const name of CLOSED_FLAGS) Object.defineProperty(response, name, {value: flags.get(name), writable: true, configurable: true, enumerable: true});
-		Object.defineProperty(response, 'socket', {value: socket, writable: true, configurable: true, enumerable: true});
+		fields.socket = standIn.real;
+		fields.destroyed ||= real.destroyed;
+		fields._closed ||= real.closed;
 		// What was held back reaches its listeners now: the answer was stored, and the client is gone.
 		if (closed) {
 			standIn.writable = false;

@@ -1,6 +1,5 @@
 import type {IncomingMessage, ServerResponse} from 'node:http';
 import {bodyOf, rememberBodySource} from './idempotency.js';
-import {hangUpSignal} from './node-capture.js';
 import {readNodeBody} from './read-body.js';
 import {optionsObject, refuseUnknown} from './unknown-options.js';
 
@@ -12,13 +11,13 @@ export type NodeRequest = IncomingMessage & {originalUrl?: string};
  * handler, or `idempotency()`, which reads it bounded by `maxBody` (and the handler then gets
  * the same bytes).
  */
-export function toRequest(request: NodeRequest, signal?: AbortSignal): Request {
+export function toRequest(request: NodeRequest): Request {
 	const encrypted = (request.socket as {encrypted?: boolean} | null)?.encrypted === true;
 	const url = new URL(request.originalUrl ?? request.url ?? '/', `${encrypted ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}`);
 	const headers = new Headers();
 	for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) headers.append(request.rawHeaders[index]!, request.rawHeaders[index + 1]!);
 	const method = request.method ?? 'GET';
-	if (method === 'GET' || method === 'HEAD') return new Request(url, {method, headers, signal: signal ?? null});
+	if (method === 'GET' || method === 'HEAD') return new Request(url, {method, headers});
 
 	let read: Promise<Uint8Array> | undefined;
 	const source = async (limit: number) => (read ??= readNodeBody(request, limit));
@@ -30,7 +29,7 @@ export function toRequest(request: NodeRequest, signal?: AbortSignal): Request {
 			controller.close();
 		},
 	}, {highWaterMark: 0});
-	const fetchRequest = new Request(url, {method, headers, body, duplex: 'half', signal: signal ?? null} as RequestInit);
+	const fetchRequest = new Request(url, {method, headers, body, duplex: 'half'} as RequestInit);
 	rememberBodySource(fetchRequest, source);
 	return fetchRequest;
 }
@@ -100,8 +99,7 @@ export function toNodeHandler(
 	if (typeof onError !== 'function') throw new TypeError(`Expected \`onError\` to be a function, got ${typeof onError}`);
 	return async (request, response) => {
 		try {
-			// `request.signal` aborts when the client hangs up, as Next.js, Deno and Bun do it.
-			await sendResponse(await handler(toRequest(request, hangUpSignal(response))), response);
+			await sendResponse(await handler(toRequest(request)), response);
 		} catch (error) {
 			onError(error);
 			if (!response.headersSent) {

@@ -2,7 +2,7 @@ import {duplicateAnswered} from './duplicate.js';
 import type {Emit} from './events.js';
 import {keepHeaders, type Answer} from './exchange.js';
 import {AnswerAbandonedError} from './answer-abandoned-error.js';
-import {untilAnswered} from './hang-up.js';
+import {untilAnswered, type HangUp} from './hang-up.js';
 import type {NormalizedOptions} from './options.js';
 import {releases} from './release-rule.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
@@ -38,7 +38,7 @@ export async function transactionFlow<Tx>(
 	store: TransactionalKeyStore<Tx>,
 	request: {key: string; id: string; fingerprint: string} | undefined,
 	run: (ctx: TransactionContext<Tx>) => Promise<Answer>,
-	hangUp: AbortSignal | undefined,
+	hangUp: () => HangUp | undefined,
 ): Promise<Answer> {
 	const {emit} = settings;
 	const claim = request && {id: request.id, fingerprint: request.fingerprint, ttl: settings.ttl};
@@ -55,7 +55,7 @@ export async function transactionFlow<Tx>(
 			if (request) emit?.({type: 'claimed', key: request.key});
 			let answer: Answer;
 			try {
-				answer = await untilAnswered(run({key: request?.key, tx}), hangUp, settings.hangUpWait);
+				answer = await untilAnswered(run({key: request?.key, tx}), hangUp(), settings.hangUpWait);
 			} catch (error) {
 				outcome = {type: 'released', reason: error instanceof AnswerAbandonedError ? 'hang-up' : 'throw'};
 				throw error;
