@@ -1,5 +1,6 @@
 import {EventEmitter} from 'node:events';
 import {STATUS_CODES, type ServerResponse} from 'node:http';
+import {brotliDecompressSync, gunzipSync, inflateSync} from 'node:zlib';
 import {groupHeaders, headerList, NULL_BODY_STATUSES, type Answer} from './exchange.js';
 import {ClientHangUp, type HangUp} from './hang-up.js';
 
@@ -199,7 +200,7 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 		if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
 		ended = true;
 		if (done) response.once('finish', done);
-		settle({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)});
+		settle(identity({status: response.statusCode, statusText: response.statusMessage, headers: headerList(response.getHeaders()), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)}));
 		return this;
 	} as ServerResponse['end'];
 	response.flushHeaders = () => undefined;
@@ -249,6 +250,28 @@ export function captureNodeResponse(response: ServerResponse): Captured {
 			writeAnswer(response, sent);
 		},
 	};
+}
+
+const DECODERS: Record<string, (bytes: Uint8Array) => Uint8Array> = {gzip: gunzipSync, 'x-gzip': gunzipSync, deflate: inflateSync, br: brotliDecompressSync};
+
+/**
+ * The answer in the identity encoding: a body a compression middleware after sendonce's encoded
+ * for the first client (`Content-Encoding`) is decoded, so that a replay suits a client that sent
+ * another `Accept-Encoding`, or none. The first client gets it as stored, uncompressed.
+ */
+function identity(answer: Answer): Answer {
+	const encoding = answer.headers.find(([name]) => name === 'content-encoding')?.[1].trim().toLowerCase();
+	const decode = encoding === undefined ? undefined : DECODERS[encoding];
+	if (!decode || answer.body.byteLength === 0) return answer;
+	let body: Uint8Array;
+	try {
+		body = decode(answer.body);
+	} catch {
+		// Not what its header says: kept as it came.
+		return answer;
+	}
+
+	return {...answer, headers: answer.headers.filter(([name]) => name !== 'content-encoding' && name !== 'content-length'), body};
 }
 
 /** Sends an answer through a Node response: its status and headers (beside any already set), then its body. */

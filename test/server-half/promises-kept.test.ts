@@ -1,8 +1,12 @@
 // Issue 30: adapters and stores that keep every promise. Each test failed on a6f9ac2.
+import {createServer, request as httpRequest} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import compression from 'compression';
+import express4 from 'express';
 import Redis from 'ioredis';
 import pg from 'pg';
 import {afterEach, describe, expect, inject, test} from 'vitest';
-import {idempotency} from '../../src/server.js';
+import {expressIdempotency, idempotency, memoryKeyStore} from '../../src/server.js';
 import {postgresTransactional} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
 import {TcpFaultProxy} from '../faults/tcp-fault-proxy.js';
@@ -147,5 +151,38 @@ describe.skipIf(redisUrl === null)('a rolling deploy: an instance at the previou
 			expect(replay.headers.get('idempotent-replayed')).toBe('true');
 			expect(await replay.json()).toEqual({key: 'mixed-7'});
 		}
+	});
+});
+
+describe('a compression middleware after the idempotency middleware', () => {
+	test('the answer is stored and replayed uncompressed: a retry without Accept-Encoding can read it', async () => {
+		const app = express4();
+		app.post('/orders', express4.json(), expressIdempotency({store: memoryKeyStore()}), compression({threshold: 0}), (_request, response) => {
+			response.status(201).json({id: 1, note: 'x'.repeat(200)});
+		});
+		const server = createServer(app);
+		await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+		closers.push(async () => {
+			server.closeAllConnections();
+			await new Promise(resolve => server.close(resolve));
+		});
+		const {port} = server.address() as AddressInfo;
+		const raw = async (headers: Record<string, string>) => new Promise<{headers: Record<string, unknown>; body: Buffer}>((resolve, reject) => {
+			const outgoing = httpRequest({host: '127.0.0.1', port, path: '/orders', method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'gzip-1', ...headers}}, incoming => {
+				const chunks: Buffer[] = [];
+				incoming.on('data', chunk => chunks.push(chunk as Buffer));
+				incoming.on('end', () => resolve({headers: incoming.headers, body: Buffer.concat(chunks)}));
+			});
+			outgoing.on('error', reject);
+			outgoing.end('{"item":"book"}');
+		});
+		const first = await raw({'accept-encoding': 'gzip'});
+		const retry = await raw({});
+		for (const answer of [first, retry]) {
+			expect(answer.headers['content-encoding']).toBeUndefined();
+			expect(JSON.parse(answer.body.toString())).toMatchObject({id: 1});
+		}
+
+		expect(retry.headers['idempotent-replayed']).toBe('true');
 	});
 });
