@@ -1,28 +1,14 @@
 // Issue 30: a keyed body is read from a tee of its bytes, never by taking the stream a parser or
 // plugin needs; the per-user scope is computed after authentication. Each failed on a6f9ac2.
-import {createServer, request as httpRequest, type Server} from 'node:http';
-import type {AddressInfo} from 'node:net';
+import {createServer, request as httpRequest} from 'node:http';
 import fastifyAuth from '@fastify/auth';
 import fastifyMultipart from '@fastify/multipart';
 import express from 'express';
 import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify';
 import multer from 'multer';
-import {afterEach, describe, expect, test} from 'vitest';
+import {describe, expect, test} from 'vitest';
 import {expressIdempotency, fastifyIdempotency, memoryKeyStore} from '../../src/server.js';
-
-const closers: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-	for (const close of closers.splice(0).reverse()) await close();
-});
-
-async function listen(server: Server): Promise<string> {
-	closers.push(async () => {
-		server.closeAllConnections();
-		await new Promise(resolve => server.close(resolve));
-	});
-	await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+import {closers, listen} from './servers.js';
 
 /** A keyed multipart upload of `content` as the field `file`: the same bytes each time, as a retry sends them. */
 async function upload(url: string, key: string, content: string) {

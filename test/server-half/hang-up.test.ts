@@ -2,8 +2,8 @@
 // first four tests failed on a6f9ac2: a key held for the life of the process, a transaction left
 // `idle in transaction`, a network error stored as an answer.
 import {createReadStream, writeFileSync} from 'node:fs';
-import {createServer, request as httpRequest, type Server} from 'node:http';
-import {connect, type AddressInfo} from 'node:net';
+import {createServer, request as httpRequest} from 'node:http';
+import {connect} from 'node:net';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {pipeline} from 'node:stream/promises';
@@ -14,21 +14,8 @@ import pg from 'pg';
 import {afterEach, describe, expect, inject, test, vi} from 'vitest';
 import {expressIdempotency, fastifyIdempotency, idempotency, memoryKeyStore, toNodeHandler, type IdempotencyEvent} from '../../src/server.js';
 import {postgresTransactional} from '../../src/server/postgres.js';
+import {closers, listen} from './servers.js';
 import {dropTable, uniqueName} from './stores.js';
-
-const closers: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-	for (const close of closers.splice(0).reverse()) await close();
-});
-
-async function listen(server: Server): Promise<string> {
-	closers.push(async () => {
-		server.closeAllConnections();
-		await new Promise(resolve => server.close(resolve));
-	});
-	await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 const post = async (url: string, key: string, body = '{"item":"invoice"}') =>
 	fetch(url, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': key}, body});
@@ -133,27 +120,20 @@ describe('what a claim holds', () => {
 			renewals++;
 			return store.renew(...args);
 		}};
-		let open!: () => void;
-		const opened = new Promise<void>(resolve => {
-			open = resolve;
-		});
-		let arrive!: () => void;
-		const arrived = new Promise<void>(resolve => {
-			arrive = resolve;
-		});
+		const route = gate();
 		const handler = idempotency({store: counting, lease: 3000})(async () => {
-			arrive();
-			await opened;
+			route.arrive();
+			await route.opened;
 			return Response.json({id: 1}, {status: 201});
 		});
 		const before = vi.getTimerCount();
 		const running = handler(new Request('http://localhost/orders', {method: 'POST', headers: {'idempotency-key': 'one-timer'}, body: '{}'}));
-		await arrived;
+		await route.arrived;
 		expect(vi.getTimerCount()).toBe(before + 1);
 		await vi.advanceTimersByTimeAsync(10_000);
 		expect(renewals).toBe(10);
 		expect(vi.getTimerCount()).toBe(before + 1);
-		open();
+		route.open();
 		expect((await running).status).toBe(201);
 		expect(vi.getTimerCount()).toBe(before);
 		await vi.advanceTimersByTimeAsync(10_000);

@@ -1,22 +1,17 @@
 // Issue 30: adapters and stores that keep every promise. Each test failed on a6f9ac2.
 import {createServer, request as httpRequest} from 'node:http';
-import type {AddressInfo} from 'node:net';
 import compression from 'compression';
 import express4 from 'express';
 import Redis from 'ioredis';
 import pg from 'pg';
-import {afterEach, describe, expect, inject, test} from 'vitest';
+import {describe, expect, inject, test} from 'vitest';
 import {expressIdempotency, idempotency, memoryKeyStore} from '../../src/server.js';
 import {postgresTransactional} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
 import {TcpFaultProxy} from '../faults/tcp-fault-proxy.js';
 import {redisKeyStore as previousRedisKeyStore} from '../fixtures/previous/redis-a6f9ac2.js';
+import {closers, listen} from './servers.js';
 import {dropTable, uniqueName} from './stores.js';
-
-const closers: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-	for (const close of closers.splice(0).reverse()) await close();
-});
 
 const order = (key: string) => new Request('http://localhost/orders', {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': key}, body: '{"item":"book"}'});
 
@@ -99,15 +94,21 @@ describe.skipIf(redisUrl === null)('Redis: a command sent again after its reply 
 	});
 });
 
+/** An ioredis client and a prefix of the test's own, its keys deleted after the test. */
+function redisOnPrefix() {
+	const client = new Redis(redisUrl!);
+	const prefix = `sendonce-test:${uniqueName()}:`;
+	closers.push(async () => {
+		const keys = await client.keys(`${prefix}*`);
+		if (keys.length > 0) await client.del(...keys);
+		client.disconnect();
+	});
+	return {client, prefix};
+}
+
 describe.skipIf(redisUrl === null)('a rolling deploy: an instance at the previous format and one at this one share a Redis', () => {
 	test('a claim sent again after an instance of the previous format took the key over is a 409, not a second holder', async () => {
-		const client = new Redis(redisUrl!);
-		const prefix = `sendonce-test:${uniqueName()}:`;
-		closers.push(async () => {
-			const keys = await client.keys(`${prefix}*`);
-			if (keys.length > 0) await client.del(...keys);
-			client.disconnect();
-		});
+		const {client, prefix} = redisOnPrefix();
 		// The new instance's client, recording what it sends: its claim is sent again later, as a client whose reply was lost would.
 		const sent: string[][] = [];
 		const recording = {call: async (command: string, ...args: string[]) => {
@@ -126,13 +127,7 @@ describe.skipIf(redisUrl === null)('a rolling deploy: an instance at the previou
 	});
 
 	test('duplicates racing between them run each key once, and both replay its answer', async () => {
-		const client = new Redis(redisUrl!);
-		const prefix = `sendonce-test:${uniqueName()}:`;
-		closers.push(async () => {
-			const keys = await client.keys(`${prefix}*`);
-			if (keys.length > 0) await client.del(...keys);
-			client.disconnect();
-		});
+		const {client, prefix} = redisOnPrefix();
 		const runs = new Map<string, number>();
 		const route = async (request: Request) => {
 			const key = request.headers.get('idempotency-key')!;
@@ -160,13 +155,7 @@ describe('a compression middleware after the idempotency middleware', () => {
 		app.post('/orders', express4.json(), expressIdempotency({store: memoryKeyStore()}), compression({threshold: 0}), (_request, response) => {
 			response.status(201).json({id: 1, note: 'x'.repeat(200)});
 		});
-		const server = createServer(app);
-		await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-		closers.push(async () => {
-			server.closeAllConnections();
-			await new Promise(resolve => server.close(resolve));
-		});
-		const {port} = server.address() as AddressInfo;
+		const port = Number(new URL(await listen(createServer(app))).port);
 		const raw = async (headers: Record<string, string>) => new Promise<{headers: Record<string, unknown>; body: Buffer}>((resolve, reject) => {
 			const outgoing = httpRequest({host: '127.0.0.1', port, path: '/orders', method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': 'gzip-1', ...headers}}, incoming => {
 				const chunks: Buffer[] = [];
