@@ -30,31 +30,39 @@ export class ClientHangUp implements HangUp {
 }
 
 /**
- * `answer`, unless the client hangs up (`hangUp` aborts) and `answer` has not settled `wait` ms
- * later: then it rejects with an `AnswerAbandonedError`. A client that leaves changes nothing
- * while the route answers within the wait; every timer is gone once either settles.
+ * `call`, unless it has not settled `ms` after `from` aborted (at once without `from`): then it
+ * rejects with `late()`. The timer is gone once either settles.
  */
-export async function untilAnswered<T>(answer: Promise<T>, hangUp: HangUp | undefined, wait: number): Promise<T> {
-	if (!hangUp) return answer;
+export async function settledWithin<T>(call: Promise<T>, ms: number, late: () => Error, from?: HangUp): Promise<T> {
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	let onAbort: (() => void) | undefined;
-	const abandoned = new Promise<never>((_resolve, reject) => {
+	const overdue = new Promise<never>((_resolve, reject) => {
 		const start = () => {
 			timer = setTimeout(() => {
-				reject(new AnswerAbandonedError(`The client hung up and the route gave no answer within ${wait} ms (hangUpWait): its claim was given up`));
-			}, wait);
+				reject(late());
+			}, ms);
 		};
 
-		if (hangUp.aborted) start();
+		if (!from || from.aborted) start();
 		else {
 			onAbort = start;
-			hangUp.addEventListener('abort', start, {once: true});
+			from.addEventListener('abort', start, {once: true});
 		}
 	});
 	try {
-		return await Promise.race([answer, abandoned]);
+		return await Promise.race([call, overdue]);
 	} finally {
 		clearTimeout(timer);
-		if (onAbort) hangUp.removeEventListener('abort', onAbort);
+		if (onAbort) from!.removeEventListener('abort', onAbort);
 	}
+}
+
+/**
+ * `answer`, unless the client hangs up (`hangUp` aborts) and `answer` has not settled `wait` ms
+ * later: then it rejects with an `AnswerAbandonedError`. A client that leaves changes nothing
+ * while the route answers within the wait.
+ */
+export async function untilAnswered<T>(answer: Promise<T>, hangUp: HangUp | undefined, wait: number): Promise<T> {
+	if (!hangUp) return answer;
+	return settledWithin(answer, wait, () => new AnswerAbandonedError(`The client hung up and the route gave no answer within ${wait} ms (hangUpWait): its claim was given up`), hangUp);
 }

@@ -2,7 +2,7 @@ import {duplicateAnswered} from './duplicate.js';
 import {keepHeaders, type Answer} from './exchange.js';
 import type {KeyStore} from './key-store.js';
 import {AnswerAbandonedError} from './answer-abandoned-error.js';
-import {untilAnswered, type HangUp} from './hang-up.js';
+import {settledWithin, untilAnswered, type HangUp} from './hang-up.js';
 import {keepLease} from './lease.js';
 import {LeaseLostError} from './lease-lost-error.js';
 import type {NormalizedOptions} from './options.js';
@@ -89,18 +89,8 @@ export async function leaseFlow(
 	const held = keepLease(store, {id, key, fence, lease, ttl: keep, sentAt}, report('renew'));
 	// A store call that never comes back must not hold the claim (renewed meanwhile) for the life of
 	// the process: past a lease, it counts as failed, the renewals stop and the lease runs out.
-	const withinLease = async <T>(call: Promise<T>, what: string): Promise<T> => {
-		let timer: ReturnType<typeof setTimeout> | undefined;
-		try {
-			return await Promise.race([call, new Promise<never>((_resolve, reject) => {
-				timer = setTimeout(() => {
-					reject(new Error(`sendonce/server: the store did not ${what} key ${JSON.stringify(key)} within a lease (${lease} ms)`));
-				}, lease);
-			})]);
-		} finally {
-			clearTimeout(timer);
-		}
-	};
+	const withinLease = async <T>(call: Promise<T>, what: string): Promise<T> =>
+		settledWithin(call, lease, () => new Error(`sendonce/server: the store did not ${what} key ${JSON.stringify(key)} within a lease (${lease} ms)`));
 	const started = performance.now();
 	const release = async (reason: 'throw' | 'status' | 'hang-up', status?: number) => {
 		await withinLease(store.release(id, {fence}), 'release').catch(report('release'));

@@ -141,6 +141,41 @@ describe('what a claim holds', () => {
 	});
 });
 
+describe('a store call that never comes back', () => {
+	afterEach(() => {
+		vi.useRealTimers();
+	});
+
+	for (const [call, status, ended] of [['complete', 201, 'not-stored'], ['release', 503, 'released']] as const) {
+		test(`${call}: the claim ends within a lease (event ${ended}), its renewals stop, no timer is left`, async () => {
+			vi.useFakeTimers();
+			const memory = memoryKeyStore();
+			let renewals = 0;
+			const store = {
+				claim: memory.claim.bind(memory),
+				complete: call === 'complete' ? async () => new Promise<boolean>(() => undefined) : memory.complete.bind(memory),
+				release: call === 'release' ? async () => new Promise<void>(() => undefined) : memory.release.bind(memory),
+				renew: async (...args: Parameters<typeof memory.renew>) => {
+					renewals++;
+					return memory.renew(...args);
+				},
+			};
+			const events: IdempotencyEvent[] = [];
+			const before = vi.getTimerCount();
+			const answered = idempotency({store, lease: 3000, onEvent: event => events.push(event), onError: () => undefined})(async () => new Response('ok', {status}))(
+				new Request('http://localhost/orders', {method: 'POST', headers: {'idempotency-key': `hang-${call}`}, body: '{}'}),
+			);
+			await vi.advanceTimersByTimeAsync(3000);
+			expect((await answered).status).toBe(status);
+			expect(events.map(event => event.type)).toEqual(['claimed', ended]);
+			const renewed = renewals;
+			await vi.advanceTimersByTimeAsync(10_000);
+			expect(renewals).toBe(renewed);
+			expect(vi.getTimerCount()).toBe(before);
+		});
+	}
+});
+
 describe('a route whose client hung up and that never answers gives its claim up after hangUpWait', () => {
 	test('lease mode: the key is released (event `released`, reason hang-up), the route\'s signal aborts, the retry runs', async () => {
 		const events: IdempotencyEvent[] = [];
