@@ -25,9 +25,9 @@ export const HELP = `Usage: sendonce check <url> [options]
 
 Probes an endpoint that takes an Idempotency-Key the way a hostile network would (no key,
 duplicates, a lost reply, a reused key, concurrent duplicates, key formats, CORS, keys per user)
-and prints one line per probe: pass, warn or fail, what was sent, what came back, and what to
-change on the server. Exits 1 if any probe fails, 3 if one stopped at the request limit,
-0 otherwise, 2 on a bad command line.
+and prints one line per probe: pass, warn or fail (none: no evidence, such as a body the route
+refuses), what was sent, what came back, and what to change. Exits 1 if any probe fails, 3 if
+one has no verdict (the run is incomplete), 0 otherwise, 2 on a bad command line.
 
 WARNING: this sends real requests that take effect (at most 30 plus --concurrency; a run that
 reaches that count stops): point it at a test endpoint, or use a test account's credentials. It

@@ -1,6 +1,6 @@
 import {randomUUID} from 'node:crypto';
 import {setTimeout as delay} from 'node:timers/promises';
-import {isMarked, isSuccess, sameAnswer} from './answers.js';
+import {describeAnswer, isMarked, isSuccess, sameAnswer} from './answers.js';
 import type {CheckOptions} from './args.js';
 import {send, sendAndDrop, sendTogether, type Answer, type Outgoing} from './http.js';
 import type {Finding, Probe, ProbeContext, ProbeRequest, ProbeResult} from './probe.js';
@@ -37,8 +37,14 @@ interface FreshKeyEvidence {
 	falseMarker?: string;
 }
 
+/**
+ * A refusal of the request the flags describe: a 4xx other than 409 (in progress) and 429 (waited
+ * out). Under a key the run made, the route's own doing (its validation, its authentication).
+ */
+const isRefused = (answer: Answer): boolean => answer.status >= 400 && answer.status < 500 && answer.status !== 409 && answer.status !== 429;
+
 /** The context probes share: the request the options describe, and what the run has seen so far. */
-export function probeContext(options: CheckOptions): ProbeContext & {evidence: FreshKeyEvidence} {
+export function probeContext(options: CheckOptions): ProbeContext & {evidence: FreshKeyEvidence; own: Answer[]} {
 	const [firstUser = {}] = options.users;
 	let slowest = 0;
 	let sent = 0;
@@ -47,6 +53,11 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 	const keys = new Set<string>();
 	const earlier: Array<{key: string; answer: Answer}> = [];
 	const evidence: FreshKeyEvidence = {};
+	// The answers to the request the flags describe (the body and the first user's headers), under a
+	// key: what a probe's evidence stands on. `check` empties it before each probe.
+	const own: Answer[] = [];
+	const isOwn = (init: ProbeRequest | undefined): boolean => init?.key !== undefined && init.body === undefined && (init.method ?? options.method) !== 'OPTIONS'
+		&& (init.as === undefined || init.as === firstUser);
 	const count = (requests = 1) => {
 		if (sent + requests > limit) throw new RequestLimitError(`the run reached its limit of ${limit} requests (the go-ahead's count)`);
 		sent += requests;
@@ -113,9 +124,11 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 		origin: options.origin,
 		concurrency: options.concurrency,
 		evidence,
+		own,
 		newKey: () => `sendonce-check-${randomUUID()}`,
 		async send(init) {
 			const answer = await politely(init);
+			if (isOwn(init)) own.push(answer);
 			witness(init?.key, [answer]);
 			return read(answer);
 		},
@@ -126,6 +139,7 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 			// Duplicates a rate limit turned away never tested the claim: no verdict, rather than a guess.
 			const limited = answers.filter(answer => answer.status === 429).length;
 			if (limited > 0) throw new RateLimitedError(`${limited} of the ${times} requests sent together were answered 429 (rate limited)`);
+			if (isOwn(init)) own.push(...answers);
 			witness(init.key, answers);
 			return answers.map(answer => read(answer));
 		},
@@ -140,18 +154,18 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 	};
 }
 
-/** A probe that stopped before it could decide: no verdict, a warning that says why. */
+/** A probe that stopped before it could decide: no verdict, and why. */
 function undecided(probe: Probe, options: CheckOptions, error: RequestLimitError | RateLimitedError): ProbeResult {
 	const limited = error instanceof RequestLimitError;
 	return {
 		id: probe.id,
 		title: probe.title,
 		rule: probe.rule,
-		verdict: 'warn',
-		...(limited ? {stopped: true} : {}),
+		verdict: 'none',
+		undecided: limited ? 'limit' : 'rate-limited',
 		sent: `${options.method} ${options.url}, until ${limited ? 'the limit' : 'the server stopped answering 429'}`,
 		got: `stopped: ${error.message}, before this probe could decide`,
-		fix: limited ? 'no verdict: the probes before it spent the run\'s requests (409s waited out); run this probe again on its own' : 'no verdict: raise the rate limit for the test account, or wait and run the check again',
+		fix: limited ? 'the probes before it spent the run\'s requests (409s waited out); run the check again when the server answers 409 less' : 'raise the rate limit for the test account, or wait and run the check again',
 	};
 }
 
@@ -162,10 +176,28 @@ function withEvidence(finding: Finding, evidence: FreshKeyEvidence, before: Fres
 	}
 
 	if (evidence.falseMarker !== before.falseMarker && evidence.falseMarker !== undefined && finding.verdict !== 'fail') {
-		return {...finding, verdict: finding.verdict === 'skip' ? 'skip' : 'warn', got: `${finding.got}; and ${evidence.falseMarker}: the marker is no evidence here, and is ignored from now on`, fix: finding.fix ?? 'mark only replays with Idempotent-Replayed: true, never a first answer: a client reads it as "already done"'};
+		return {...finding, verdict: finding.verdict === 'skip' || finding.verdict === 'none' ? finding.verdict : 'warn', got: `${finding.got}; and ${evidence.falseMarker}: the marker is no evidence here, and is ignored from now on`, fix: finding.fix ?? 'mark only replays with Idempotent-Replayed: true, never a first answer: a client reads it as "already done"'};
 	}
 
 	return finding;
+}
+
+/**
+ * A verdict stands on the route's answers to the request the flags describe. Where the route took
+ * none of them and refused one (a body its validation refuses, a token it does not know), the
+ * probe saw nothing of the key, whatever it would have concluded: no verdict, and what to change
+ * in the run.
+ */
+function withOwnRequest(finding: Finding, own: readonly Answer[]): Finding {
+	const refusal = own.find(answer => isRefused(answer));
+	if (finding.verdict === 'skip' || finding.verdict === 'none' || refusal === undefined || own.some(answer => isSuccess(answer))) return finding;
+	return {
+		verdict: 'none',
+		undecided: 'refused',
+		sent: finding.sent,
+		got: `${finding.got}: the route refused the request the flags describe (${describeAnswer(refusal)}) and took none, so this probe saw nothing of the key`,
+		fix: 'give --json a body (and -H or --as the headers) that the route accepts, and run the check again',
+	};
 }
 
 /** Runs each probe in turn; a probe whose requests fail on the network fails with the error. */
@@ -175,8 +207,9 @@ export async function check(options: CheckOptions, {probes = allProbes, onResult
 	for (const probe of probes) {
 		let result: ProbeResult;
 		const before = {...context.evidence};
+		context.own.length = 0;
 		try {
-			result = {id: probe.id, title: probe.title, rule: probe.rule, ...withEvidence(await probe.run(context), context.evidence, before)};
+			result = {id: probe.id, title: probe.title, rule: probe.rule, ...withEvidence(withOwnRequest(await probe.run(context), context.own), context.evidence, before)};
 		} catch (error) {
 			result = error instanceof RequestLimitError || error instanceof RateLimitedError ? undecided(probe, options, error) : {
 				id: probe.id,

@@ -1,15 +1,27 @@
 import type {Answer} from './http.js';
 
-/** A probe's verdict; `skip` when the flags it needs were not given. */
-export type Verdict = 'pass' | 'warn' | 'fail' | 'skip';
+/**
+ * A probe's verdict; `skip` when the flags it needs were not given; `none` when it ran but has no
+ * evidence to decide on (its own request refused, the request limit, a rate limit).
+ */
+export type Verdict = 'pass' | 'warn' | 'fail' | 'skip' | 'none';
+
+/**
+ * Why a probe has no verdict: the route refused the request the flags describe (a body its
+ * validation refuses, a token it does not take), the run reached its request limit, or a rate
+ * limit turned the probe's requests away.
+ */
+export type Undecided = 'refused' | 'limit' | 'rate-limited';
 
 /** What one probe found: what it sent, what came back, and what to change on the server. */
 export interface Finding {
 	verdict: Verdict;
 	sent: string;
 	got: string;
-	/** What to change on the server; absent on a pass. */
+	/** What to change on the server (with no verdict: what to change in the run); absent on a pass. */
 	fix?: string;
+	/** With the verdict `none`: why there is none. */
+	undecided?: Undecided;
 }
 
 /** How one probe request differs from the request the flags describe. */
@@ -69,6 +81,4 @@ export interface ProbeResult extends Finding {
 	id: string;
 	title: string;
 	rule: string;
-	/** Stopped by the run's request limit before it could decide. */
-	stopped?: boolean;
 }

@@ -138,7 +138,7 @@ describe('the probes\' verdicts on answers the test servers never give', () => {
 
 	test('keys per user: a second user the server does not authorise gives no verdict, not "keys blocked"', async () => {
 		const context = scripted((_, index) => (index === 0 ? answer(201, '{"id":1}') : answer(401)), {users: [{authorization: 'a'}, {authorization: 'b'}]});
-		expect(await perUser.run(context)).toMatchObject({verdict: 'warn', got: expect.stringContaining('the second --as is not authorised') as string});
+		expect(await perUser.run(context)).toMatchObject({verdict: 'none', undecided: 'refused', got: expect.stringContaining('the second --as is not authorised') as string});
 	});
 
 	test('keys per user: unmarked, ids per run, and the second user\'s other body refused under the first user\'s key but taken under a fresh one: one key space, a fail', async () => {

@@ -39,7 +39,7 @@ export function recordingIo({interactive = false, answer = ''} = {}): Io & {out:
 /** The probe lines' verdicts: `FAIL  5 Concurrent duplicates: …` → `{concurrency: 'fail'}`. */
 export function verdictsOf(stdout: string): Record<string, Verdict> {
 	const verdicts: Record<string, Verdict> = {};
-	for (const match of stdout.matchAll(/^(PASS|WARN|FAIL|SKIP) {2}(\d+) /gm)) verdicts[probes[Number(match[2]) - 1]!.id] = match[1]!.toLowerCase() as Verdict;
+	for (const match of stdout.matchAll(/^(PASS|WARN|FAIL|SKIP|NONE) {2}(\d+) /gm)) verdicts[probes[Number(match[2]) - 1]!.id] = match[1]!.toLowerCase() as Verdict;
 	return verdicts;
 }
 

@@ -173,18 +173,40 @@ test('a probe that would send past the run\'s count is stopped there, and says s
 		const [result] = await runProbes(parsed.options, {probes: [greedy]});
 
 		expect(requests).toBe(32);
-		expect(result).toMatchObject({verdict: 'warn', stopped: true, got: expect.stringContaining('stopped: the run reached its limit of 32 requests') as string});
+		expect(result).toMatchObject({verdict: 'none', undecided: 'limit', got: expect.stringContaining('stopped: the run reached its limit of 32 requests') as string});
 	} finally {
 		await served.close();
 	}
 });
 
+describe.each([400, 401, 403, 404, 415, 422])('a route that refuses the request the flags describe with %i (issue 30)', status => {
+	test.each([['behind sendonce/server', true], ['with no idempotency', false]])('%s: every probe that sent it has no verdict, none fails, the run is incomplete and names --json', async (_, keyed) => {
+		const refuse = () => Response.json({title: 'refused', status}, {status, headers: {'content-type': 'application/problem+json'}});
+		const server = honestServer();
+		// The route's own validation (or authentication): it refuses every body, keyed or not; behind
+		// sendonce/server the key is checked (and its answer stored) first.
+		const handle = keyed
+			? async (request: Request) => (request.method === 'OPTIONS' || !request.headers.has('idempotency-key') ? server.handle(request) : refuse())
+			: async (request: Request) => (request.method === 'OPTIONS' ? server.handle(request) : refuse());
+		const run = await check(handle, ALL_PROBES);
+
+		expect(Object.values(run.verdicts), run.stdout).not.toContain('fail');
+		expect(run.verdicts, run.stdout).toMatchObject({replay: 'none', 'lost-reply': 'none', mismatch: 'none', concurrency: 'none', 'key-format': 'none', cors: 'none', 'per-user': 'none'});
+		expect(run.stdout).toMatch(new RegExp(`^NONE {2}2 Same key twice: .*the route refused the request the flags describe \\(${status} `, 'm'));
+		expect(run.stdout).toMatch(/: incomplete: 7 probes without a verdict \(the route refused the request the flags describe, .*--json/);
+		expect(run.code).toBe(3);
+		expect(run.report.exitCode).toBe(3);
+		expect(run.report.summary.none).toBe(7);
+	});
+});
+
 test('a run that stopped at the limit with nothing failed is incomplete, exit 3, never "safe"', () => {
-	const result = (verdict: 'pass' | 'warn', stopped?: boolean) => ({id: 'x', title: 'X', rule: 'r', verdict, sent: 's', got: 'g', ...(stopped ? {stopped} : {})});
-	const results = [result('pass'), result('warn', true)];
+	const result = (verdict: 'pass' | 'warn' | 'none', undecided?: 'limit' | 'refused') => ({id: 'x', title: 'X', rule: 'r', verdict, sent: 's', got: 'g', ...(undecided ? {undecided} : {})});
+	const results = [result('pass'), result('warn'), result('none', 'limit')];
 
 	expect(exitCode(results)).toBe(3);
-	expect(formatSummary(results)).toBe('1 passed, 1 warned, 0 failed, 0 skipped: incomplete: 1 probe stopped at the request limit, with no verdict');
+	expect(formatSummary(results)).toBe('1 passed, 1 warned, 0 failed, 0 skipped, 1 without a verdict: incomplete: 1 probe without a verdict (stopped at the request limit)');
+	expect(formatSummary([...results, result('none', 'refused')])).toMatch(/2 probes without a verdict \(stopped at the request limit; the route refused the request the flags describe, .*--json/);
 	expect(exitCode([result('pass'), result('warn')])).toBe(0);
 });
 
@@ -230,9 +252,9 @@ describe('what fresh keys, rate limits and slow answers say (a hostile review of
 		}, ['--concurrency', '2', ...TWO_USERS]);
 
 		// (The dropped request of probe 3 is turned away too, so its retry runs first: a warning there is the truth.)
-		expect(run.verdicts, run.stdout).toMatchObject({'no-key': 'pass', replay: 'pass', mismatch: 'pass', concurrency: 'warn', 'key-format': 'pass', 'per-user': 'pass'});
-		expect(run.stdout).toMatch(/^WARN {2}5 Concurrent duplicates: .*[12] of the 2 requests sent together were answered 429 \(rate limited\), before this probe could decide; fix: no verdict: raise the rate limit/m);
-		expect(run.code).toBe(0);
+		expect(run.verdicts, run.stdout).toMatchObject({'no-key': 'pass', replay: 'pass', mismatch: 'pass', concurrency: 'none', 'key-format': 'pass', 'per-user': 'pass'});
+		expect(run.stdout).toMatch(/^NONE {2}5 Concurrent duplicates: .*[12] of the 2 requests sent together were answered 429 \(rate limited\), before this probe could decide; to get one: raise the rate limit/m);
+		expect(run.code).toBe(3);
 	});
 
 	test('an answer that trickles a byte at a time is held to --timeout as a whole, not per byte', async () => {

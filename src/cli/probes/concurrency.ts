@@ -52,8 +52,9 @@ export const concurrency: Probe = {
 			return {
 				verdict: 'warn',
 				sent,
-				got: `${got}: no duplicate met the first in progress (no 409), so this cannot tell a claim before the work from a look-up that found the stored answer`,
-				fix: 'answer a duplicate that arrives while the first runs with 409 and Retry-After; if the work is too quick for duplicates to meet it, read the effects on your side',
+				got: `${got}: no duplicate met the first in progress (no 409), so this cannot tell a claim before the work (duplicates held until the first ended, or come after it) from a look-up that found the stored answer`,
+				// Not advice to change: a server right by design (held duplicates) answers exactly so.
+				fix: 'none from these answers, which cannot tell: count the effects on your side. A server that holds a duplicate until the first has ended, then replays its answer (sendonce/server\'s transactional mode, by design) needs no change; one that looks the key up, runs, then stores must claim the key before the work',
 			};
 		}
 

@@ -19,7 +19,7 @@ export const perUser: Probe = {
 		const got = `${describeAnswer(mine)}, then ${describeAnswer(theirs)}`;
 		if (!isSuccess(mine)) return {verdict: 'fail', sent, got, fix: 'the first user\'s request must succeed: check its --as headers'};
 		if (theirs.status === 401 || theirs.status === 403) {
-			return {verdict: 'warn', sent, got: `${got}: the second --as is not authorised, so there is no verdict`, fix: 'give a second --as that the server accepts (another test account\'s token)'};
+			return {verdict: 'none', undecided: 'refused', sent, got: `${got}: the second --as is not authorised, so there is no verdict`, fix: 'give a second --as that the server accepts (another test account\'s token)'};
 		}
 
 		if (isMarked(theirs)) return {...LEAK, sent, got: `${got}: the second user got the first user's answer, marked as a replay`};
@@ -36,7 +36,7 @@ export const perUser: Probe = {
 			return {verdict: 'warn', sent, got: `${got}: no leak, but one user's key blocks another's`, fix: 'keep keys per user or tenant: store them under (user, key) (sendonce/server: scope)'};
 		}
 
-		if (!isSuccess(theirs)) return {verdict: 'warn', sent, got: `${got}: the second user's request did not succeed, so there is no verdict`, fix: 'check the second --as, and run the check again'};
+		if (!isSuccess(theirs)) return {verdict: 'none', undecided: 'refused', sent, got: `${got}: the second user's request did not succeed, so there is no verdict`, fix: 'check the second --as, and run the check again'};
 		return {verdict: 'pass', sent, got};
 	},
 };

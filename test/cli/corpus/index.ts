@@ -20,7 +20,8 @@ import {quotedKeysMisread} from '../../server/broken/quoted-keys-misread.js';
 import {status417} from '../../server/broken/status-417.js';
 import {downstreamFailsOnce} from '../../server/broken/stored-5xx.js';
 import {startStuckLock} from '../../server/broken/stuck-lock.js';
-import {honestServer} from '../../server/honest.js';
+import {idempotency as sendonce, memoryKeyStore} from '../../../src/server.js';
+import {honestOptions, honestServer} from '../../server/honest.js';
 import {closeNow} from '../../server/loopback.js';
 import {orders} from '../../server/orders.js';
 import {dropTable, openPool, storeKinds, uniqueName} from '../../server-half/stores.js';
@@ -67,6 +68,29 @@ const transactional: CorpusEntry = {
 	},
 };
 
+/**
+ * `sendonce/server` on memory, before a route whose validation refuses a body without `sku`
+ * (400), probed with the default body `{}`: every probe that needs the route to take the request
+ * has no verdict, and none fails a correct server (issue 30).
+ */
+const validating: CorpusEntry = {
+	name: 'sendonce/server, a validating route',
+	what: 'refuses a body without `sku` with 400; probed with the default body, which it refuses',
+	flags: ['--json', '{}'],
+	origin: true,
+	verdicts: {replay: 'none', 'lost-reply': 'none', mismatch: 'none', concurrency: 'none', 'key-format': 'none', cors: 'none', 'per-user': 'none'},
+	says: /^NONE {2}2 Same key twice: .*got 400 .*the route refused the request the flags describe \(400 .*; to get one: give --json a body/m,
+	start: served(origin => {
+		const created = orders();
+		const once = sendonce({store: memoryKeyStore(), ...honestOptions, cors: {origin, allowHeaders: ['Authorization']}});
+		return {executions: created.executions, handle: once(async (request, {key}) => {
+			const input = await request.clone().json() as {sku?: unknown};
+			if (typeof input.sku !== 'string') return Response.json({title: 'sku is required', status: 400}, {status: 400, headers: {'content-type': 'application/problem+json'}});
+			return created.create(request, key);
+		})};
+	}),
+};
+
 /** express-idempotency (npm) behind Express, with 150 ms of work per order. */
 async function startExpressIdempotency(): Promise<Started> {
 	const created = orders();
@@ -91,6 +115,7 @@ export const corpus: CorpusEntry[] = [
 	...corsEntries.slice(0, 1),
 	...otherStores.map(kind => onStore(kind)),
 	transactional,
+	validating,
 	{name: 'sendonce/server, one answer for all', what: 'per-user scope, every order answers `{"ok":true}`', verdicts: {}, once: true, start: served(() => {
 		const server = honestServer();
 		return {executions: server.executions, handle: async request => {

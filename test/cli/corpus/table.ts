@@ -2,15 +2,18 @@
 import {probes} from '../../../src/cli/probes/index.js';
 import type {CorpusEntry} from './entry.js';
 
-const CELL = {pass: 'pass', warn: '**warn**', fail: '**FAIL**', skip: '–'} as const;
+const CELL = {pass: 'pass', warn: '**warn**', fail: '**FAIL**', skip: '–', none: '**none**'} as const;
 
 /** The verdict each probe must give `entry`: a pass unless named; probe 7 a skip without `--origin`. */
 export function expectedVerdicts(entry: CorpusEntry): Record<string, keyof typeof CELL> {
 	return Object.fromEntries(probes.map(probe => [probe.id, entry.verdicts[probe.id as keyof CorpusEntry['verdicts']] ?? (probe.id === 'cors' && !entry.origin ? 'skip' : 'pass')]));
 }
 
-/** The exit code that goes with `entry`'s verdicts. */
-export const expectedExit = (entry: CorpusEntry): number => (Object.values(expectedVerdicts(entry)).includes('fail') ? 1 : 0);
+/** The exit code that goes with `entry`'s verdicts: 1 for a failure, else 3 for a probe without a verdict. */
+export function expectedExit(entry: CorpusEntry): number {
+	const verdicts = Object.values(expectedVerdicts(entry));
+	return verdicts.includes('fail') ? 1 : verdicts.includes('none') ? 3 : 0;
+}
 
 /** The markdown table: one row per server, one column per probe, and the exit code. */
 export function corpusTable(corpus: readonly CorpusEntry[]): string {
