@@ -29,6 +29,14 @@ const RATE_LIMIT_WAIT = 10_000;
  */
 const keyOf = (value: string): string => (/^"(?:[^"\\]|\\.)*"$/.test(value) ? value.slice(1, -1).replaceAll(/\\(.)/g, '$1') : value);
 
+/** What the first requests under fresh keys, in the flags' form, showed of the route over the run. */
+interface RouteEvidence {
+	/** One was taken (2xx). */
+	accepted: boolean;
+	/** The first one refused (a 4xx other than 409 and 429). */
+	refusal?: Answer;
+}
+
 /** What the answers to keys never sent before showed, beyond what the probe reads of them. */
 interface FreshKeyEvidence {
 	/** A fresh key got another key's answer, marked: the server read two keys as one. */
@@ -44,7 +52,7 @@ interface FreshKeyEvidence {
 const isRefused = (answer: Answer): boolean => answer.status >= 400 && answer.status < 500 && answer.status !== 409 && answer.status !== 429;
 
 /** The context probes share: the request the options describe, and what the run has seen so far. */
-export function probeContext(options: CheckOptions): ProbeContext & {evidence: FreshKeyEvidence; own: Answer[]} {
+export function probeContext(options: CheckOptions): ProbeContext & {evidence: FreshKeyEvidence; own: Answer[]; route: RouteEvidence} {
 	const [firstUser = {}] = options.users;
 	let slowest = 0;
 	let sent = 0;
@@ -58,6 +66,14 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 	const own: Answer[] = [];
 	const isOwn = (init: ProbeRequest | undefined): boolean => init?.key !== undefined && init.body === undefined && (init.method ?? options.method) !== 'OPTIONS'
 		&& (init.as === undefined || init.as === firstUser);
+	// What the first requests under fresh keys said of the route, over the whole run: only a key's
+	// first request is free of what the server did with the key before.
+	const route: RouteEvidence = {accepted: false};
+	const firstUnder = (init: ProbeRequest | undefined, answers: Answer[]) => {
+		if (!isOwn(init) || keys.has(keyOf(init!.key!))) return;
+		route.accepted ||= answers.some(answer => isSuccess(answer));
+		route.refusal ??= answers.find(answer => isRefused(answer));
+	};
 	const count = (requests = 1) => {
 		if (sent + requests > limit) throw new RequestLimitError(`the run reached its limit of ${limit} requests (the go-ahead's count)`);
 		sent += requests;
@@ -125,9 +141,11 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 		concurrency: options.concurrency,
 		evidence,
 		own,
+		route,
 		newKey: () => `sendonce-check-${randomUUID()}`,
 		async send(init) {
 			const answer = await politely(init);
+			firstUnder(init, [answer]);
 			if (isOwn(init)) own.push(answer);
 			witness(init?.key, [answer]);
 			return read(answer);
@@ -139,6 +157,7 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 			// Duplicates a rate limit turned away never tested the claim: no verdict, rather than a guess.
 			const limited = answers.filter(answer => answer.status === 429).length;
 			if (limited > 0) throw new RateLimitedError(`${limited} of the ${times} requests sent together were answered 429 (rate limited)`);
+			firstUnder(init, answers);
 			if (isOwn(init)) own.push(...answers);
 			witness(init.key, answers);
 			return answers.map(answer => read(answer));
@@ -183,14 +202,16 @@ function withEvidence(finding: Finding, evidence: FreshKeyEvidence, before: Fres
 }
 
 /**
- * A verdict stands on the route's answers to the request the flags describe. Where the route took
- * none of them and refused one (a body its validation refuses, a token it does not know), the
- * probe saw nothing of the key, whatever it would have concluded: no verdict, and what to change
- * in the run.
+ * A verdict stands on the route's answers to the request the flags describe. Where the route
+ * refused that request under a fresh key (a body its validation refuses, a token it does not
+ * know) and has taken it under none so far, and the probe got no 2xx for it, the probe saw nothing
+ * of the key, whatever it would have concluded: no verdict, and what to change in the run. A
+ * refusal under a key already used is no such evidence (it may be the key's doing: a claim never
+ * released, a failure stored), and neither is one from a route seen taking the request.
  */
-function withOwnRequest(finding: Finding, own: readonly Answer[]): Finding {
-	const refusal = own.find(answer => isRefused(answer));
-	if (finding.verdict === 'skip' || finding.verdict === 'none' || refusal === undefined || own.some(answer => isSuccess(answer))) return finding;
+function withOwnRequest(finding: Finding, own: readonly Answer[], route: RouteEvidence): Finding {
+	const {refusal} = route;
+	if (finding.verdict === 'skip' || finding.verdict === 'none' || refusal === undefined || route.accepted || own.length === 0 || own.some(answer => isSuccess(answer))) return finding;
 	return {
 		verdict: 'none',
 		undecided: 'refused',
@@ -209,7 +230,7 @@ export async function check(options: CheckOptions, {probes = allProbes, onResult
 		const before = {...context.evidence};
 		context.own.length = 0;
 		try {
-			result = {id: probe.id, title: probe.title, rule: probe.rule, ...withEvidence(withOwnRequest(await probe.run(context), context.own), context.evidence, before)};
+			result = {id: probe.id, title: probe.title, rule: probe.rule, ...withEvidence(withOwnRequest(await probe.run(context), context.own, context.route), context.evidence, before)};
 		} catch (error) {
 			result = error instanceof RequestLimitError || error instanceof RateLimitedError ? undecided(probe, options, error) : {
 				id: probe.id,

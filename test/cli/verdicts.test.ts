@@ -1,6 +1,7 @@
 /*
  * Verdicts `sendonce check` once got wrong (issue 21), each against a small server that shows it.
  */
+import {createServer} from 'node:http';
 import {describe, expect, test} from 'vitest';
 import {parseCommandLine} from '../../src/cli/args.js';
 import {check as runProbes} from '../../src/cli/check.js';
@@ -9,6 +10,7 @@ import {exitCode, formatSummary} from '../../src/cli/report.js';
 import {parseKeyHeader} from '../../src/server.js';
 import {lookUpThenStore} from '../server/broken/look-up-then-store.js';
 import {honestServer, PAGE_ORIGIN, type TestServer} from '../server/honest.js';
+import {closeNow, listenOnLoopback} from '../server/loopback.js';
 import {serve} from '../server/orders.js';
 import {ALL_PROBES, runCheck, TWO_USERS} from './run.js';
 
@@ -198,6 +200,64 @@ describe.each([400, 401, 403, 404, 415, 422])('a route that refuses the request 
 		expect(run.report.exitCode).toBe(3);
 		expect(run.report.summary.none).toBe(7);
 	});
+});
+
+/**
+ * A hand-written idempotency layer that takes the request, but whose key, once used, is refused
+ * with a 4xx (a hostile review of issue 30): a hang-up stores 499 and replays it; a hang-up leaves
+ * the claim held for ever (423); a first run that failed (500) leaves its key held (422).
+ */
+function keyRefuser(bug: 'stores-499' | 'stuck-423' | 'failed-then-422') {
+	const keys = new Map<string, {state: 'running' | 'done'; status?: number; body?: string; fingerprint: string}>();
+	let next = 0;
+	let failed = false;
+	return createServer((request, response) => {
+		let body = '';
+		request.on('data', chunk => {
+			body += String(chunk);
+		});
+		request.on('end', async () => {
+			const key = request.headers['idempotency-key'] as string | undefined;
+			if (key === undefined) return response.writeHead(400).end('{"error":"key required"}');
+			const seen = keys.get(key);
+			if (seen && seen.fingerprint !== body) return response.writeHead(422).end('{"error":"key reused with another body"}');
+			if (seen?.state === 'done') return response.writeHead(seen.status!, {'idempotent-replayed': 'true'}).end(seen.body);
+			if (seen) return bug === 'stores-499' ? response.writeHead(409, {'retry-after': '1'}).end() : response.writeHead(bug === 'stuck-423' ? 423 : 422).end('{"error":"key in use"}');
+			keys.set(key, {state: 'running', fingerprint: body});
+			if (bug === 'failed-then-422' && !failed) {
+				failed = true;
+				return response.writeHead(500).end('{"error":"boom"}');
+			}
+
+			await new Promise(resolve => setTimeout(resolve, 30));
+			if (request.socket.destroyed) {
+				if (bug === 'stores-499') keys.set(key, {state: 'done', status: 499, body: '{"error":"client closed request"}', fingerprint: body});
+				return undefined;
+			}
+
+			const answer = JSON.stringify({id: `ord_${++next}`});
+			keys.set(key, {state: 'done', status: 201, body: answer, fingerprint: body});
+			return response.writeHead(201).end(answer);
+		});
+	});
+}
+
+test.each([
+	['stores-499', 'lost-reply', /^FAIL {2}3 Lost reply: .*499/m],
+	['stuck-423', 'lost-reply', /^FAIL {2}3 Lost reply: .*423/m],
+	['failed-then-422', 'replay', /^FAIL {2}2 Same key twice: .*500 .*retried: 422/m],
+] as const)('a layer that takes the request but refuses a used key (%s) fails probe %s, and is never left without a verdict as a route that refuses the request', async (bug, probe, line) => {
+	const server = keyRefuser(bug);
+	const url = `${await listenOnLoopback(server)}/orders`;
+	try {
+		const run = await runCheck(url, []);
+		expect(run.verdicts[probe], run.stdout).toBe('fail');
+		expect(run.stdout).toMatch(line);
+		expect(Object.values(run.verdicts)).not.toContain('none');
+		expect(run.code).toBe(1);
+	} finally {
+		await closeNow(server);
+	}
 });
 
 test('a run that stopped at the limit with nothing failed is incomplete, exit 3, never "safe"', () => {
