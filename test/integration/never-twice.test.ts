@@ -145,6 +145,13 @@ describe('the scope table is decided in the store, with the write (3, 14)', () =
 		const client = createClient({...fast, store: gated.store});
 		const first = await client.intent('contact', {url: orders(), json: {order: 'race-1'}});
 		const writeAhead = gated.hold('intent:contact', {commitFirst: true});
+		// The first attempt is held at the server until the second press has decided, so that it
+		// decides while the first is sending however loaded the machine (else the first may have
+		// succeeded by then, and a different body after a success is rightly a new intent).
+		let decided!: () => void;
+		server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+			decided = resolve;
+		})});
 		const sending = first.send();
 		await writeAhead.reached;
 
@@ -154,6 +161,7 @@ describe('the scope table is decided in the store, with the write (3, 14)', () =
 		await Promise.race([second.catch(() => undefined), turns(200)]);
 		writeAhead.release();
 		await expect(second).rejects.toBeInstanceOf(UnresolvedIntentError);
+		decided();
 		expect(await sending).toMatchObject({status: 'succeeded', key: first.key});
 		expect(server.keys).toEqual([first.key]);
 		expect(server.totalEffects).toBe(1);
