@@ -31,15 +31,17 @@ export const MICROS = `floor(extract(epoch FROM clock_timestamp()) * 1000000)::b
 export const after = (parameter: number) => `now() + $${parameter} * interval '1 millisecond'`;
 
 /**
- * The SQL that creates the stores' table and its index, for a migration when `createTable`
- * is false (docs/server.md shows it for the default table).
- *
- * @example
- * import {tableSql} from 'sendonce/server/postgres';
- *
- * console.log(tableSql('billing.idempotency_keys'));
+ * The format rows are written in (the `format` column): 2 for a lease-mode claim that carries its
+ * token (`claim`); NULL for rows in the first format (transactional mode's, and an earlier
+ * sendonce's), which read the same.
  */
-export function tableSql(table = 'sendonce_idempotency_keys'): string {
+export const FORMAT = 2;
+
+/** The columns format 2 adds: nullable, so that adding them keeps every row. */
+const ADD_COLUMNS = 'ADD COLUMN IF NOT EXISTS claim text, ADD COLUMN IF NOT EXISTS format smallint';
+
+/** The table and its index, as `createTable` makes them. */
+function createSql(table: string): string {
 	const name = quoteTable(table);
 	const index = `"${table.split('.').at(-1)!}_expires_at"`;
 	return `CREATE TABLE IF NOT EXISTS ${name} (
@@ -50,10 +52,33 @@ export function tableSql(table = 'sendonce_idempotency_keys'): string {
 	status smallint,
 	headers jsonb,
 	body bytea,
-	expires_at timestamptz NOT NULL
+	expires_at timestamptz NOT NULL,
+	claim text,
+	format smallint
 );
 CREATE INDEX IF NOT EXISTS ${index} ON ${name} (expires_at);`;
 }
+
+/**
+ * The SQL that creates the stores' table and its index, and brings a table of an earlier sendonce
+ * up to this one's columns (added, nullable: every row kept, and instances of either version keep
+ * working on it), for a migration (docs/server.md shows it for the default table). Its `ALTER
+ * TABLE` waits for every transaction open on the table, and every statement on the table waits
+ * behind it: run it when the table is quiet. Until it has run, a store works on the table in the
+ * first format.
+ *
+ * @example
+ * import {tableSql} from 'sendonce/server/postgres';
+ *
+ * console.log(tableSql('billing.idempotency_keys'));
+ */
+export function tableSql(table = 'sendonce_idempotency_keys'): string {
+	const [create, index] = createSql(table).split('\n);\n');
+	return `${create}\n);\nALTER TABLE ${quoteTable(table)} ${ADD_COLUMNS};\n${index}`;
+}
+
+/** Whether `error` is PostgreSQL's "column does not exist" for a column of format 2: a table made by an earlier sendonce, not yet brought up. */
+export const lacksFormat2 = (error: unknown): boolean => (error as {code?: string} | null)?.code === '42703' && /"(?:claim|format)"/.test(String((error as {message?: unknown}).message));
 
 /** Postgres's errors for a table (its row type, its index) created by another process at the same moment. */
 const CREATED_CONCURRENTLY = new Set(['23505', '42P07', '42710']);
@@ -80,7 +105,7 @@ export function tableMaker(run: Sql, table: string, create: boolean): () => Prom
 			const {rows} = await run('SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS made', [quoteTable(table), indexName(table)]);
 			if ((rows[0] as {made: boolean}).made) return;
 			try {
-				await run(`SELECT pg_advisory_xact_lock(hashtext('sendonce table ${table}'));\n${tableSql(table)}`, []);
+				await run(`SELECT pg_advisory_xact_lock(hashtext('sendonce table ${table}'));\n${createSql(table)}`, []);
 			} catch (error) {
 				if (!CREATED_CONCURRENTLY.has((error as {code?: string}).code ?? '')) throw error;
 			}

@@ -1,7 +1,9 @@
 // `sendonce/server/postgres`: keys in a PostgreSQL table, shared by every process; in lease mode
 // (`postgresKeyStore`) or inside the handler's own transaction (`postgresTransactional`).
+import {randomBytes} from 'node:crypto';
+import {setTimeout as delay} from 'node:timers/promises';
 import type {ClaimResult, KeyStore} from './key-store.js';
-import {after, bytea, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import {after, bytea, commonOptions, explainOldTable, FORMAT, FREE, lacksFormat2, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
 import {sqlTransactional, type SqlResult, type TransactionalStoreOptions} from './postgres-transactional.js';
 import {inlineStatement} from './sql-literal.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
@@ -42,6 +44,38 @@ interface Row {
 	headers: Array<[string, string]> | null;
 	body: Uint8Array | null;
 	lease_left: number | null;
+	/** The fence a claim took over, where a claim sent again found its own token. */
+	supersedes: string | null;
+}
+
+/** How often a statement whose fate is unknown is sent, and the pause before the first re-send (×4 each time). */
+const ATTEMPTS = 4;
+const RESEND_PAUSE = 25;
+
+/**
+ * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE code), so that
+ * its fate is known; a lost connection (class 08, 57P0x, or a driver's error with no SQLSTATE)
+ * leaves the statement's fate unknown.
+ */
+const answeredByPostgres = (error: unknown): boolean => {
+	const code = (error as {code?: unknown} | null)?.code;
+	return typeof code === 'string' && /^[\dA-Z]{5}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P0');
+};
+
+/**
+ * Runs `attempt` until its fate is known: a statement whose connection was lost before its
+ * answer is sent again, at most `ATTEMPTS` times. Only for statements that are harmless sent
+ * twice (each lease-mode statement: a claim finds its own token, an answer its own fence).
+ */
+async function untilKnown<T>(attempt: () => Promise<T>): Promise<T> {
+	for (let tries = 1; ; tries++) {
+		try {
+			return await attempt();
+		} catch (error) {
+			if (answeredByPostgres(error) || tries === ATTEMPTS) throw error;
+			await delay(RESEND_PAUSE * 4 ** (tries - 1));
+		}
+	}
 }
 
 function checkQueryable(pool: unknown, what: string): asserts pool is PostgresQueryable {
@@ -77,45 +111,74 @@ export function postgresKeyStore(pool: PostgresQueryable, options: PostgresKeySt
 
 	const prepare = tableMaker(run, table, createTable);
 	const sweep = sweeper(run, name, {interval, batch});
+	// In format 2 every claim carries a token (`claim`): a nonce per call of `claim`, `@`, the
+	// claim's fence, and `>` the fence it took over where it took one over. A claim sent again
+	// because its answer was lost with the connection finds its own token and is told it holds the
+	// key (and what it took over), instead of meeting a phantom holder. The fence is in the token,
+	// so a token left on a row an instance of an earlier version took over (it writes none) never
+	// matches. A table not yet brought up to format 2 (`tableSql`) is used in format 1, as the
+	// previous release did: the same statements without the token.
 	// DO NOTHING leaves a held or answered row untouched: no row lock, no WAL, no commit to
 	// flush, so a replay or a 409 costs a read. The rare free row is taken over by `takeoverSql`.
-	const claimSql = `WITH claim AS (
-	INSERT INTO ${name} (id, fingerprint, fence, lease_until, expires_at) VALUES ($1, $2, ${MICROS}, ${after(3)}, ${after(4)})
+	const claimSql = (format2: boolean) => `WITH next AS (SELECT ${MICROS} AS fence),
+claim AS (
+	INSERT INTO ${name} (id, fingerprint, fence, lease_until, expires_at${format2 ? ', claim, format' : ''})
+	SELECT $1, $2, next.fence, ${after(3)}, ${after(4)}${format2 ? `, $5 || '@' || next.fence::text, ${FORMAT}` : ''} FROM next
 	ON CONFLICT (id) DO NOTHING
 	RETURNING fence
 )
-SELECT 'claimed' AS state, fence::text AS fence, NULL AS fingerprint, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left FROM claim
+SELECT 'claimed' AS state, fence::text AS fence, NULL AS fingerprint, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left, NULL AS supersedes FROM claim
 UNION ALL
-SELECT CASE WHEN status IS NULL AND lease_until > now() THEN 'running' WHEN status IS NOT NULL AND expires_at > now() THEN 'done' ELSE 'free' END,
-	fence::text, fingerprint, status, headers, body, extract(epoch FROM lease_until - now()) * 1000
+SELECT CASE ${format2 ? "WHEN status IS NULL AND lease_until IS NOT NULL AND split_part(claim, '>', 1) = $5 || '@' || fence::text THEN 'claimed'\n\t" : ''}WHEN status IS NULL AND lease_until > now() THEN 'running' WHEN status IS NOT NULL AND expires_at > now() THEN 'done' ELSE 'free' END,
+	fence::text, fingerprint, status, headers, body, extract(epoch FROM lease_until - now()) * 1000, ${format2 ? "NULLIF(split_part(claim, '>', 2), '')" : 'NULL'}
 FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
 	// Free: an answer past its ttl, a released key, or a lease that ran out unanswered (then its fence is reported).
-	const takeoverSql = `WITH old AS (
-	SELECT fence, lease_until, status FROM ${name}
+	const takeoverSql = (format2: boolean) => `WITH old AS (
+	SELECT fence, lease_until, status, GREATEST(fence + 1, ${MICROS}) AS next, status IS NULL AND lease_until IS NOT NULL AS unanswered FROM ${name}
 	WHERE id = $1 AND (${FREE})
 	FOR UPDATE
 )
-UPDATE ${name} SET fingerprint = $2, fence = GREATEST(old.fence + 1, ${MICROS}), lease_until = ${after(3)}, status = NULL, headers = NULL, body = NULL, expires_at = ${after(4)}
+UPDATE ${name} SET fingerprint = $2, fence = old.next, lease_until = ${after(3)}, status = NULL, headers = NULL, body = NULL, expires_at = ${after(4)}${format2 ? `,
+	claim = $5 || '@' || old.next::text || CASE WHEN old.unanswered THEN '>' || old.fence::text ELSE '' END, format = ${FORMAT}` : ''}
 FROM old WHERE ${name}.id = $1
-RETURNING ${name}.fence::text AS fence, CASE WHEN old.status IS NULL AND old.lease_until IS NOT NULL THEN old.fence::text END AS supersedes`;
+RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence::text END AS supersedes`;
+	const formats = {2: {claim: claimSql(true), takeover: takeoverSql(true)}, 1: {claim: claimSql(false), takeover: takeoverSql(false)}} as const;
+	// Format 2 until the table says it lacks its columns.
+	let format: 1 | 2 = 2;
+	/** One of the claim's statements, sent again while its fate is unknown; on a table in format 1, in format 1 (without the token). */
+	const inFormat = async (statement: 'claim' | 'takeover', values: unknown[]) => {
+		const sent = format;
+		try {
+			return await untilKnown(async () => run(formats[sent][statement], sent === 2 ? values : values.slice(0, 4)));
+		} catch (error) {
+			if (sent === 1 || !lacksFormat2(error)) throw error;
+			format = 1;
+			return untilKnown(async () => run(formats[1][statement], values.slice(0, 4)));
+		}
+	};
 	const running = `id = $1 AND fence = $2 AND status IS NULL AND lease_until IS NOT NULL`;
+	// This claim's answer, stored: only its own `complete` writes an answer under its fence.
+	const answered = `id = $1 AND fence = $2 AND status IS NOT NULL`;
+	// A nonce per claim: this store's random part, then a counter.
+	const base = randomBytes(6).toString('hex');
+	let calls = 0;
 
 	return {
 		async claim(id, {fingerprint, lease, ttl}): Promise<ClaimResult> {
 			await prepare();
-			const values = [id, fingerprint, lease, ttl];
+			const values = [id, fingerprint, lease, ttl, `${base}${(++calls).toString(36)}`];
 			for (let attempt = 0; attempt < 6; attempt++) {
-				const {rows} = await run(claimSql, values).catch((error: unknown) => explainOldTable(error, table));
+				const {rows} = await inFormat('claim', values).catch((error: unknown) => explainOldTable(error, table));
 				const row = rows[0] as Row | undefined;
 				if (row?.state === 'claimed') {
 					sweep();
-					return {state: 'claimed', fence: Number(row.fence)};
+					return row.supersedes === null ? {state: 'claimed', fence: Number(row.fence)} : {state: 'claimed', fence: Number(row.fence), supersedes: Number(row.supersedes)};
 				}
 
 				if (row?.state === 'done') return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
 				if (row?.state === 'running') return {state: 'running', fingerprint: row.fingerprint!, leaseLeft: Math.max(0, Math.ceil(row.lease_left ?? 0))};
 				if (row) {
-					const taken = (await run(takeoverSql, values)).rows[0] as {fence: string; supersedes: string | null} | undefined;
+					const taken = (await inFormat('takeover', values)).rows[0] as {fence: string; supersedes: string | null} | undefined;
 					if (taken) return taken.supersedes === null ? {state: 'claimed', fence: Number(taken.fence)} : {state: 'claimed', fence: Number(taken.fence), supersedes: Number(taken.supersedes)};
 				}
 
@@ -125,18 +188,19 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.status IS NULL AND old.lea
 			throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after 6 tries`);
 		},
 		async renew(id, {fence, lease, ttl}) {
-			return (await run(`UPDATE ${name} SET lease_until = ${after(3)}, expires_at = GREATEST(expires_at, ${after(4)}) WHERE ${running}`, [id, String(fence), lease, ttl])).count === 1;
+			return (await untilKnown(async () => run(`UPDATE ${name} SET lease_until = ${after(3)}, expires_at = GREATEST(expires_at, ${after(4)}) WHERE ${running}`, [id, String(fence), lease, ttl]))).count === 1;
 		},
 		async complete(id, {fence, fingerprint, answer, ttl}) {
-			const {count} = await run(
-				`UPDATE ${name} SET fingerprint = $3, status = $4, headers = $5, body = $6, lease_until = NULL, expires_at = ${after(7)} WHERE ${running}`,
+			// Sent again after a lost answer, it finds its own answer stored under its fence (written again, the same).
+			const {count} = await untilKnown(async () => run(
+				`UPDATE ${name} SET fingerprint = $3, status = $4, headers = $5, body = $6, lease_until = NULL, expires_at = ${after(7)} WHERE (${running}) OR (${answered})`,
 				[id, String(fence), fingerprint, answer.status, JSON.stringify(answer.headers), bytea(answer.body), ttl],
-			);
+			));
 			return count === 1;
 		},
 		async release(id, {fence}) {
 			// Kept, free, until it expires: the key's next claim gets a larger fence.
-			await run(`UPDATE ${name} SET lease_until = NULL WHERE ${running}`, [id, String(fence)]);
+			await untilKnown(async () => run(`UPDATE ${name} SET lease_until = NULL WHERE ${running}`, [id, String(fence)]));
 		},
 	};
 }

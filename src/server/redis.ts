@@ -1,5 +1,6 @@
 // `sendonce/server/redis`: keys in Redis, shared by every process behind a load balancer.
 import {createHash, randomBytes} from 'node:crypto';
+import {setTimeout as delay} from 'node:timers/promises';
 import type {ClaimResult, KeyStore, StoredAnswer} from './key-store.js';
 import {optionsObject, refuseUnknown} from './unknown-options.js';
 
@@ -116,6 +117,20 @@ function commander(client: unknown): (args: string[]) => Promise<unknown> {
 	throw new TypeError(`Expected \`client\` to be a node-redis (v4, v5, v6) or ioredis client, got ${describe(client)}`);
 }
 
+/** How often a call whose fate is unknown is sent, and the pause before the first re-send (×4 each time). */
+const ATTEMPTS = 4;
+const RESEND_PAUSE = 25;
+
+const messageOf = (error: unknown): string => String((error as {message?: unknown} | null)?.message);
+
+/**
+ * Whether Redis itself answered the call with an error (ioredis's `ReplyError`, node-redis's
+ * `ErrorReply`; the text starts with its code: `ERR`, `NOSCRIPT`, `BUSY`): its fate is known, and
+ * sending it again changes nothing.
+ */
+const answeredByRedis = (error: unknown): boolean => ['ReplyError', 'ErrorReply', 'SimpleError', 'BlobError'].includes(String((error as {constructor?: {name?: unknown}} | null)?.constructor?.name))
+	|| /^[A-Z]{2,}[A-Z_]* /.test(messageOf(error));
+
 const SHA1 = new Map([CLAIM, RENEW, COMPLETE, RELEASE].map(script => [script, createHash('sha1').update(script).digest('hex')]));
 const KNOWN = new Set(['prefix']);
 
@@ -144,27 +159,41 @@ export function redisKeyStore(client: RedisClientLike, options: RedisKeyStoreOpt
 	let calls = 0;
 
 	// EVALSHA sends 40 bytes instead of the script; the first call after a restart loads it.
+	const evaluate = async (script: string, tail: string[]): Promise<unknown> => {
+		try {
+			return await send(['EVALSHA', SHA1.get(script)!, ...tail]);
+		} catch (error) {
+			if (!messageOf(error).includes('NOSCRIPT')) throw error;
+			return send(['EVAL', script, ...tail]);
+		}
+	};
+
+	// A call whose fate is unknown (its connection lost before the reply, or a reply paired with
+	// another command) is sent again with its nonce, which makes it harmless: a script finds its own
+	// write and answers what it would have. So a client library that rejects what was in flight when
+	// its connection broke (node-redis) leaves no phantom claim, as one that sends it again (ioredis).
 	const run = async (script: string, key: string, ...args: string[]): Promise<unknown[]> => {
 		const nonce = `${base}${(++calls).toString(36)}`;
 		const tail = ['1', prefix + key, nonce, ...args];
-		let reply: unknown;
-		try {
+		for (let attempt = 1; ; attempt++) {
+			let reply: unknown;
 			try {
-				reply = await send(['EVALSHA', SHA1.get(script)!, ...tail]);
+				reply = await evaluate(script, tail);
 			} catch (error) {
-				if (!String((error as {message?: unknown})?.message).includes('NOSCRIPT')) throw error;
-				reply = await send(['EVAL', script, ...tail]);
+				if (messageOf(error).includes('WRONGTYPE')) {
+					throw new Error(`sendonce/server/redis: ${JSON.stringify(prefix + key)} is not a hash: it was written by an earlier sendonce (keys live a day at most) or by the app; delete the keys under ${JSON.stringify(prefix)}, or give the store another \`prefix\``, {cause: error});
+				}
+
+				if (answeredByRedis(error) || attempt === ATTEMPTS) throw error;
+				await delay(RESEND_PAUSE * 4 ** (attempt - 1));
+				continue;
 			}
-		} catch (error) {
-			if (!String((error as {message?: unknown})?.message).includes('WRONGTYPE')) throw error;
-			throw new Error(`sendonce/server/redis: ${JSON.stringify(prefix + key)} is not a hash: it was written by an earlier sendonce (keys live a day at most) or by the app; delete the keys under ${JSON.stringify(prefix)}, or give the store another \`prefix\``, {cause: error});
-		}
 
-		if (!Array.isArray(reply) || reply[0] !== nonce) {
-			throw new Error(`sendonce/server/redis: the Redis client answered a call on ${JSON.stringify(prefix + key)} with a reply to another command (${JSON.stringify(reply).slice(0, 80)}); nothing of that reply was believed`);
+			if (Array.isArray(reply) && reply[0] === nonce) return reply.slice(1);
+			if (attempt === ATTEMPTS) {
+				throw new Error(`sendonce/server/redis: the Redis client answered a call on ${JSON.stringify(prefix + key)} with a reply to another command (${JSON.stringify(reply).slice(0, 80)}); nothing of that reply was believed`);
+			}
 		}
-
-		return reply.slice(1);
 	};
 
 	return {

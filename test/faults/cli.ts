@@ -4,7 +4,7 @@
  * each check, and a closing `N passed, N failed` line; exit 1 when a check failed.
  */
 import {postgresAnswers, redisAnswers} from '../server-half/services.js';
-import {runFaults, table, verdicts, type FaultRunResult} from './run.js';
+import {runFaults, table, verdicts, type FaultRunOptions, type FaultRunResult} from './run.js';
 
 const argument = process.argv.find(item => item.startsWith('--seconds='));
 const seconds = Number(argument?.slice('--seconds='.length) ?? 120);
@@ -20,9 +20,18 @@ for (const [name, url, up] of [['Redis', redisUrl, await redisAnswers(redisUrl)]
 }
 
 const results: FaultRunResult[] = [];
-for (const [mode, store] of [['transactional', 'postgres'], ['lease', 'redis'], ['lease', 'postgres']] as const) {
-	console.log(`${mode} mode on ${store}, ${seconds} s…`);
-	results.push(await runFaults({mode, store, seconds, redisUrl, databaseUrl, log: line => console.log(`  ${line}`)}));
+const plays: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient' | 'play'>> = [
+	{mode: 'transactional', store: 'postgres'},
+	{mode: 'lease', store: 'redis'},
+	{mode: 'lease', store: 'redis', redisClient: 'ioredis'},
+	{mode: 'lease', store: 'postgres'},
+	{mode: 'lease', store: 'redis', redisClient: 'ioredis', play: 'cuts'},
+	{mode: 'lease', store: 'redis', redisClient: 'node-redis', play: 'cuts'},
+	{mode: 'lease', store: 'postgres', play: 'cuts'},
+];
+for (const play of plays) {
+	console.log(`${play.mode} mode on ${play.store}${play.redisClient ? ` (${play.redisClient})` : ''}${play.play === 'cuts' ? ', cuts only' : ''}, ${seconds} s…`);
+	results.push(await runFaults({...play, seconds, redisUrl, databaseUrl, log: line => console.log(`  ${line}`)}));
 }
 
 console.log(`\n${table(results)}\n`);

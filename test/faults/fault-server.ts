@@ -7,11 +7,12 @@
  * process killed right after still leaves it behind.
  *
  *   MODE=transactional|lease  STORE=redis|postgres  STORE_URL  EFFECTS_URL  TABLE  PREFIX
- *   EFFECTS_TABLE  LEASE (ms)  REPORTS (file)
+ *   EFFECTS_TABLE  LEASE (ms)  REPORTS (file)  REDIS_CLIENT=node-redis|ioredis (at its defaults)
  */
 import {appendFileSync} from 'node:fs';
 import {createServer} from 'node:http';
 import type {AddressInfo} from 'node:net';
+import Redis from 'ioredis';
 import pg from 'pg';
 import {createClient} from 'redis';
 import {idempotency, toNodeHandler, type IdempotencyOptions, type KeyStore} from '../../src/server.js';
@@ -21,7 +22,7 @@ import {redisKeyStore} from '../../src/server/redis.js';
 /** What a server process tells the fault test. */
 export type FaultServerMessage = {type: 'listening'; url: string} | {type: 'started' | 'finished'; key: string};
 
-const {MODE, STORE, STORE_URL, EFFECTS_URL, TABLE, PREFIX, EFFECTS_TABLE, LEASE = '1000', REPORTS} = process.env;
+const {MODE, STORE, STORE_URL, EFFECTS_URL, TABLE, PREFIX, EFFECTS_TABLE, LEASE = '1000', REPORTS, REDIS_CLIENT = 'node-redis'} = process.env;
 const send = (message: FaultServerMessage) => process.send?.(message);
 const quiet = () => undefined;
 
@@ -37,6 +38,13 @@ function pool(url: string): pg.Pool {
 }
 
 async function leaseStore(): Promise<KeyStore> {
+	if (STORE === 'redis' && REDIS_CLIENT === 'ioredis') {
+		// ioredis's defaults: a command whose reply was lost with the connection is sent again.
+		const client = new Redis(STORE_URL!);
+		client.on('error', quiet);
+		return redisKeyStore(client, {prefix: PREFIX});
+	}
+
 	if (STORE === 'redis') {
 		const client = createClient({url: STORE_URL, socket: {reconnectStrategy: retries => Math.min(retries * 50, 500)}});
 		client.on('error', quiet);

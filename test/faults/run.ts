@@ -27,6 +27,15 @@ import {TcpFaultProxy, type StoreFault} from './tcp-fault-proxy.js';
 export interface FaultRunOptions {
 	mode: 'transactional' | 'lease';
 	store: 'redis' | 'postgres';
+	/** The Redis client the servers use, at its defaults. @default 'node-redis' */
+	redisClient?: 'node-redis' | 'ioredis';
+	/**
+	 * `everything`: kills, stalls, latency, drops, resets and a faulty network. `cuts`: only cut
+	 * connections (one right after a command was forwarded, a drop, a reset) and the faulty network,
+	 * no kill and no stall: then no lease can run out, so any 409 the servers answer is a phantom
+	 * holder's and any `'lease-lost'` report is false. @default 'everything'
+	 */
+	play?: 'everything' | 'cuts';
 	seconds: number;
 	redisUrl: string;
 	databaseUrl: string;
@@ -44,6 +53,9 @@ export interface FaultRunOptions {
 export interface FaultRunResult {
 	name: string;
 	mode: FaultRunOptions['mode'];
+	play: NonNullable<FaultRunOptions['play']>;
+	/** 409s the servers answered. */
+	conflicts: number;
 	orders: number;
 	succeeded: number;
 	unresolved: number;
@@ -82,6 +94,8 @@ class Front {
 	readonly servers: Running[] = [];
 	/** Per key, when the client got a 2xx for it through the front. */
 	readonly successes = new Map<string, number[]>();
+	/** How many 409s the servers answered. */
+	conflicts = 0;
 	readonly #server: Server;
 	url = '';
 
@@ -112,6 +126,7 @@ class Front {
 					}
 
 					const status = answer.statusCode ?? 502;
+					if (status === 409) this.conflicts++;
 					if (status >= 200 && status < 300) this.successes.set(key, [...this.successes.get(key) ?? [], Date.now()]);
 					outgoing.writeHead(status, answer.headers).end(Buffer.concat(chunks));
 				});
@@ -144,8 +159,12 @@ function through(url: string, port: number): string {
 
 /** Plays one mode on one store under faults, and reads what came of every order. */
 export async function runFaults(options: FaultRunOptions): Promise<FaultRunResult> {
-	const {mode, store, seconds, redisUrl, databaseUrl, lease = 1000, users = 8, killEvery = 4, faultEvery = 3, log = () => undefined} = options;
-	const name = `${mode} on ${store === 'redis' ? 'Redis' : 'PostgreSQL'}`;
+	const {mode, store, seconds, redisUrl, databaseUrl, redisClient = 'node-redis', play = 'everything', users = 8, killEvery = 4, log = () => undefined} = options;
+	// Cuts are cheap, and must meet every kind of command in flight: many of them.
+	const faultEvery = options.faultEvery ?? (play === 'cuts' ? 0.25 : 3);
+	// With cuts only, a lease long enough that reconnecting never outlasts it.
+	const lease = options.lease ?? (play === 'cuts' ? 3000 : 1000);
+	const name = `${mode} on ${store === 'redis' ? `Redis (${redisClient})` : 'PostgreSQL'}${play === 'cuts' ? ', cuts only' : ''}`;
 	const run = randomBytes(4).toString('hex');
 	const table = `sendonce_faults_${run}`;
 	const effectsTable = `sendonce_faults_effects_${run}`;
@@ -170,6 +189,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		EFFECTS_TABLE: effectsTable,
 		LEASE: String(lease),
 		REPORTS: reports,
+		REDIS_CLIENT: redisClient,
 	};
 	const everyChild = new Set<ChildProcess>();
 	const start = async (): Promise<Running> => {
@@ -199,7 +219,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 	const deadline = Date.now() + seconds * 1000;
 
 	const killer = (async () => {
-		while (playing) {
+		while (playing && play === 'everything') {
 			await sleep(jitter(killEvery * 1000));
 			if (!playing || front.servers.length === 0) break;
 			const victim = front.servers.splice(Math.floor(Math.random() * front.servers.length), 1)[0]!;
@@ -211,7 +231,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		}
 	})();
 
-	const faults: StoreFault[] = [{type: 'latency', ms: 100, for: 2000}, {type: 'stall', for: 2 * lease}, {type: 'drop'}, {type: 'reset'}];
+	const cuts: StoreFault[] = [{type: 'lose-reply'}, {type: 'drop'}, {type: 'reset'}];
+	const faults: StoreFault[] = play === 'cuts' ? cuts : [{type: 'latency', ms: 100, for: 2000}, {type: 'stall', for: 2 * lease}, ...cuts];
 	const saboteur = (async () => {
 		while (playing) {
 			await sleep(jitter(faultEvery * 1000));
@@ -305,6 +326,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 	return {
 		name,
 		mode,
+		play,
+		conflicts: front.conflicts,
 		orders: orders.size,
 		succeeded: statuses.filter(status => status === 'succeeded').length,
 		unresolved: statuses.filter(status => status !== 'succeeded').length,
@@ -322,12 +345,27 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 	};
 }
 
-/** What each run must show: no duplicate and no lost order in transactional mode; no silent duplicate and no lost order in lease mode. */
+/**
+ * What each run must show: no duplicate and no lost order in transactional mode; no silent
+ * duplicate and no lost order in lease mode; with cuts only, no duplicate, no 409 and no
+ * `'lease-lost'` report at all (nothing there can take a claim over).
+ */
 export function verdicts(result: FaultRunResult): Array<{name: string; passed: boolean}> {
 	const checks = [
 		{name: `${result.name}: every order the client saw succeed has its effect (lost: ${result.lost})`, passed: result.lost === 0},
-		{name: `${result.name}: orders were placed and kills happened (${result.orders} orders, ${result.kills} kills)`, passed: result.orders > 0 && result.kills > 0},
+		result.play === 'cuts'
+			? {name: `${result.name}: orders were placed and connections cut (${result.orders} orders, ${result.storeFaults} cuts)`, passed: result.orders > 0 && result.storeFaults > 0}
+			: {name: `${result.name}: orders were placed and kills happened (${result.orders} orders, ${result.kills} kills)`, passed: result.orders > 0 && result.kills > 0},
 	];
+	if (result.play === 'cuts') {
+		return [
+			...checks,
+			{name: `${result.name}: no order took effect twice (duplicates: ${result.duplicates})`, passed: result.duplicates === 0},
+			{name: `${result.name}: no phantom holder answered 409 (409s: ${result.conflicts})`, passed: result.conflicts === 0},
+			{name: `${result.name}: no false 'lease-lost' report (reports: ${result.lostLeaseReports})`, passed: result.lostLeaseReports === 0},
+		];
+	}
+
 	if (result.mode === 'transactional') checks.push({name: `${result.name}: no order took effect twice (duplicates: ${result.duplicates})`, passed: result.duplicates === 0});
 	else checks.push({name: `${result.name}: every order that took effect twice was reported as 'lease-lost' (${result.reported} of ${result.duplicates})`, passed: result.reported === result.duplicates});
 	return checks;

@@ -6,8 +6,11 @@ export type StoreFault =
 	| {type: 'stall'; for: number}
 	| {type: 'drop'}
 	| {type: 'reset'}
-	/** The next command whose bytes contain `contains` reaches the server; its reply is lost with the connection, which closes. */
-	| {type: 'lose-reply'; contains: string};
+	/**
+	 * The next command (whose bytes contain `contains`, where given) reaches the server; its reply
+	 * is lost with the connection, which closes: a cut right after a command was forwarded.
+	 */
+	| {type: 'lose-reply'; contains?: string};
 
 interface Link {
 	client: Socket;
@@ -27,6 +30,7 @@ export class TcpFaultProxy {
 	readonly #links = new Set<Link>();
 	#latency = 0;
 	#stalledUntil = 0;
+	/** What the next command whose reply is lost contains (`''`: anything); undefined: none is. */
 	#loseReplyTo: string | undefined;
 	#port = 0;
 
@@ -115,7 +119,7 @@ export class TcpFaultProxy {
 			}
 
 			case 'lose-reply': {
-				this.#loseReplyTo = fault.contains;
+				this.#loseReplyTo = fault.contains ?? '';
 				break;
 			}
 

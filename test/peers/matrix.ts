@@ -33,7 +33,7 @@ export interface Peer {
 	with?: Array<{name: string; lowest: End; newest: End; nested?: boolean}>;
 }
 
-const serverStores = ['test/server-half/store-contract.test.ts', 'test/server-half/engines.test.ts'];
+const serverStores = ['test/server-half/store-contract.test.ts', 'test/server-half/engines.test.ts', 'test/server-half/lost-replies.test.ts'];
 
 export const peers: Peer[] = [
 	{

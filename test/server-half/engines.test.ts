@@ -27,19 +27,29 @@ describe('what the store factories accept', () => {
 		expect(sent.map(args => (args as string[]).slice(0, 4))).toEqual([['EVALSHA', expect.stringMatching(/^[\da-f]{40}$/), '1', 'sendonce:k'], ['EVALSHA', expect.stringMatching(/^[\da-f]{40}$/), '1', 'sendonce:k']]);
 	});
 
-	test('redisKeyStore believes no reply that is not to its own call: a client that pairs replies with the wrong commands is caught', async () => {
+	test('redisKeyStore believes no reply that is not to its own call: a client that pairs replies with the wrong commands is caught, and the call sent again with its nonce', async () => {
 		// What node-redis was seen doing after a connection reset, against Redis 7.0: the handshake's
 		// error reply, then each reply one command late.
 		const replies: unknown[] = [new Error('ERR unknown subcommand \'SETINFO\'')];
+		const sent: string[] = [];
 		const shifted = {sendCommand: async (args: string[]) => {
+			sent.push(`${args[3]} ${args[4]}`);
 			replies.push([args[4], 'c', '1796180000000000']);
 			const reply = replies.shift();
 			if (reply instanceof Error) throw reply;
 			return reply;
 		}};
 		const store = redisKeyStore(shifted);
+		// An error Redis answered is the call's fate: not sent again.
 		await expect(store.claim('a', claim())).rejects.toThrow('SETINFO');
-		await expect(store.claim('b', claim())).rejects.toThrow(/^sendonce\/server\/redis: the Redis client answered a call on "sendonce:b" with a reply to another command/);
+		expect(sent).toHaveLength(1);
+		// The reply to `a` is not believed for `b`; `b` sent again with its nonce gets its own.
+		expect(await store.claim('b', claim())).toEqual({state: 'claimed', fence: 1_796_180_000_000_000});
+		expect(sent.slice(1)).toEqual([sent[1], sent[1]]);
+		expect(sent[1]).toMatch(/^sendonce:b /);
+
+		const strange = {sendCommand: async () => ['another-nonce', 'c', '1']};
+		await expect(redisKeyStore(strange).claim('c', claim())).rejects.toThrow(/^sendonce\/server\/redis: the Redis client answered a call on "sendonce:c" with a reply to another command/);
 	});
 
 	test.each([

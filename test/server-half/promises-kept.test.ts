@@ -6,9 +6,9 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import {describe, expect, inject, test} from 'vitest';
 import {expressIdempotency, idempotency, memoryKeyStore} from '../../src/server.js';
-import {postgresTransactional} from '../../src/server/postgres.js';
+import {postgresKeyStore, postgresTransactional, tableSql} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
-import {TcpFaultProxy} from '../faults/tcp-fault-proxy.js';
+import {PREVIOUS_TABLE_SQL, previousPostgresKeyStore} from '../fixtures/previous/postgres-a6f9ac2.js';
 import {redisKeyStore as previousRedisKeyStore} from '../fixtures/previous/redis-a6f9ac2.js';
 import {closers, listen} from './servers.js';
 import {dropTable, uniqueName} from './stores.js';
@@ -46,54 +46,6 @@ describe.skipIf(databaseUrl === null)('transactional mode: an answer\'s ttl coun
 });
 
 const redisUrl = inject('redisUrl');
-describe.skipIf(redisUrl === null)('Redis: a command sent again after its reply was lost changes nothing', () => {
-	async function throughProxy() {
-		const {hostname, port} = new URL(redisUrl!);
-		const proxy = await new TcpFaultProxy({host: hostname, port: Number(port || 6379)}).listen();
-		// ioredis's defaults: a command whose reply was lost with the connection is sent again once it reconnects.
-		const client = new Redis({host: '127.0.0.1', port: proxy.port, retryStrategy: () => 10, lazyConnect: true});
-		client.on('error', () => undefined);
-		await client.connect();
-		const prefix = `sendonce-test:${uniqueName()}:`;
-		closers.push(async () => {
-			client.disconnect();
-			await proxy.close();
-			const direct = new Redis(redisUrl!);
-			const keys = await direct.keys(`${prefix}*`);
-			if (keys.length > 0) await direct.del(...keys);
-			direct.disconnect();
-		});
-		return {proxy, store: redisKeyStore(client, {prefix})};
-	}
-
-	test('a claim sent again is its own claim, not a phantom holder (no 409, no lease-lost for a handler that never ran)', async () => {
-		const {proxy, store} = await throughProxy();
-		proxy.inject({type: 'lose-reply', contains: 'fingerprint-resent'});
-		const claimed = await store.claim('k-1', {fingerprint: 'fingerprint-resent', lease: 5000, ttl: 60_000});
-		expect(claimed).toMatchObject({state: 'claimed'});
-		expect((claimed as {supersedes?: number}).supersedes).toBeUndefined();
-		const fence = (claimed as {fence: number}).fence;
-		expect(await store.complete('k-1', {fence, fingerprint: 'fingerprint-resent', answer: {status: 201, headers: [], body: new Uint8Array([1])}, ttl: 60_000})).toBe(true);
-	});
-
-	test('an answer sent again is stored once, and reported stored, not lost', async () => {
-		const {proxy, store} = await throughProxy();
-		const claimed = await store.claim('k-2', {fingerprint: 'fingerprint-answered', lease: 5000, ttl: 60_000}) as {fence: number};
-		// The fingerprint is sent with the answer too: the next command that carries it is the answer's.
-		proxy.inject({type: 'lose-reply', contains: 'fingerprint-answered'});
-		expect(await store.complete('k-2', {fence: claimed.fence, fingerprint: 'fingerprint-answered', answer: {status: 201, headers: [], body: new Uint8Array([1])}, ttl: 60_000})).toBe(true);
-		expect(await store.claim('k-2', {fingerprint: 'fingerprint-answered', lease: 5000, ttl: 60_000})).toMatchObject({state: 'done', answer: {status: 201}});
-	});
-
-	test('a release sent again leaves the key free for the next claim', async () => {
-		const {proxy, store} = await throughProxy();
-		const claimed = await store.claim('k-3', {fingerprint: 'f', lease: 5000, ttl: 60_000}) as {fence: number};
-		proxy.inject({type: 'lose-reply', contains: String(claimed.fence)});
-		await store.release('k-3', {fence: claimed.fence});
-		expect(await store.claim('k-3', {fingerprint: 'f', lease: 5000, ttl: 60_000})).toMatchObject({state: 'claimed'});
-	});
-});
-
 /** An ioredis client and a prefix of the test's own, its keys deleted after the test. */
 function redisOnPrefix() {
 	const client = new Redis(redisUrl!);
@@ -146,6 +98,100 @@ describe.skipIf(redisUrl === null)('a rolling deploy: an instance at the previou
 			expect(replay.headers.get('idempotent-replayed')).toBe('true');
 			expect(await replay.json()).toEqual({key: 'mixed-7'});
 		}
+	});
+});
+
+describe.skipIf(databaseUrl === null)('a rolling deploy: an instance at the previous format and one at this one share a PostgreSQL table', () => {
+	/** A table as the previous release made it, with a key it answered and one it holds. */
+	async function previousTable() {
+		const pool = new pg.Pool({connectionString: databaseUrl!, max: 6});
+		const table = `sendonce_test_${uniqueName()}`;
+		closers.push(async () => {
+			await dropTable(pool, table);
+			await pool.end();
+		});
+		await pool.query(PREVIOUS_TABLE_SQL(table));
+		const previous = previousPostgresKeyStore(pool, {table});
+		const answered = await previous.claim('answered', {fingerprint: 'f', lease: 10_000, ttl: 60_000}) as {fence: number};
+		await previous.complete('answered', {fence: answered.fence, fingerprint: 'f', answer: {status: 201, headers: [['content-type', 'application/json']], body: new TextEncoder().encode('{"id":1}')}, ttl: 60_000});
+		await previous.claim('held', {fingerprint: 'f', lease: 10_000, ttl: 60_000});
+		return {pool, table, previous};
+	}
+
+	const rows = async (pool: pg.Pool, table: string) => (await pool.query(`SELECT id, fence::text, status FROM "${table}" ORDER BY id`)).rows as unknown[];
+
+	test.each([true, false])('createTable: %s on the previous table: no ALTER (nothing waits behind a lock taken for it), the table used in the previous format, nothing lost', async createTable => {
+		const {pool, table} = await previousTable();
+		const before = await rows(pool, table);
+		// A transaction open on the table: an ALTER TABLE would wait for it, and every claim behind the ALTER.
+		const reader = await pool.connect();
+		closers.push(async () => reader.release());
+		await reader.query(`BEGIN; SELECT count(*) FROM "${table}"`);
+		const current = postgresKeyStore(pool, {table, createTable, cleanupInterval: 0});
+		expect(await current.claim('answered', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'done', answer: {status: 201}});
+		expect(await current.claim('held', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'running'});
+		expect(await current.claim('new', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'claimed'});
+		await reader.query('COMMIT');
+		expect((await rows(pool, table)).slice(0, 2)).toEqual(before);
+		const columns = await pool.query('SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name IN (\'claim\', \'format\')', [table]);
+		expect(columns.rows).toEqual([]);
+	});
+
+	test('tableSql() brings the previous table up keeping every row; a store started after writes format 2, with its token', async () => {
+		const {pool, table} = await previousTable();
+		const before = await rows(pool, table);
+		await pool.query(tableSql(table));
+		expect(await rows(pool, table)).toEqual(before);
+		const current = postgresKeyStore(pool, {table, createTable: false, cleanupInterval: 0});
+		expect(await current.claim('answered', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'done', answer: {status: 201}});
+		expect(await current.claim('held', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'running'});
+		await current.claim('new', {fingerprint: 'f', lease: 10_000, ttl: 60_000});
+		expect((await pool.query(`SELECT id, format, claim IS NOT NULL AS token FROM "${table}" ORDER BY id`)).rows).toEqual([
+			{id: 'answered', format: null, token: false},
+			{id: 'held', format: null, token: false},
+			{id: 'new', format: 2, token: true},
+		]);
+	});
+
+	test('duplicates racing between them run each key once, and both replay its answer', async () => {
+		const {pool, table, previous} = await previousTable();
+		await pool.query(tableSql(table));
+		const runs = new Map<string, number>();
+		const route = async (request: Request) => {
+			const key = request.headers.get('idempotency-key')!;
+			runs.set(key, (runs.get(key) ?? 0) + 1);
+			await new Promise(resolve => setTimeout(resolve, 5));
+			return Response.json({key}, {status: 201});
+		};
+		const instances = [idempotency({store: previous, lease: 2000})(route), idempotency({store: postgresKeyStore(pool, {table, cleanupInterval: 0}), lease: 2000})(route)];
+		const keys = Array.from({length: 30}, (_, index) => `mixed-${index}`);
+		const statuses = await Promise.all(keys.flatMap(key => [0, 1, 0, 1].map(async (instance, index) => (await instances[(instance + keys.indexOf(key) + index) % 2]!(order(key))).status)));
+		expect(statuses.filter(status => status !== 201 && status !== 409)).toEqual([]);
+		expect([...runs.values()].every(count => count === 1)).toBe(true);
+		expect(runs.size).toBe(keys.length);
+		for (const instance of instances) {
+			const replay = await instance(order('mixed-7'));
+			expect(replay.headers.get('idempotent-replayed')).toBe('true');
+			expect(await replay.json()).toEqual({key: 'mixed-7'});
+		}
+	});
+
+	test('a token the new instance left on a row the previous one took over never makes the new one a second holder', async () => {
+		const {pool, table, previous} = await previousTable();
+		await pool.query(tableSql(table));
+		const sent: Array<[string, unknown[]]> = [];
+		const recording = {query: async (text: string, values?: unknown[]) => {
+			sent.push([text, values ?? []]);
+			return pool.query(text, values);
+		}};
+		const current = postgresKeyStore(recording, {table, cleanupInterval: 0});
+		await current.claim('taken-over', {fingerprint: 'f', lease: 50, ttl: 60_000});
+		await new Promise(resolve => setTimeout(resolve, 80));
+		expect(await previous.claim('taken-over', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'claimed'});
+		// The new instance's claim, sent again late (as after a lost reply): the row keeps its token, under another fence.
+		const [text, values] = sent.filter(([statement]) => statement.includes('ON CONFLICT')).at(-1)!;
+		const {rows: [again]} = await pool.query(text, values);
+		expect(again).toMatchObject({state: 'running'});
 	});
 });
 
