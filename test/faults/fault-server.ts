@@ -46,7 +46,8 @@ async function leaseStore(): Promise<KeyStore> {
 	}
 
 	if (STORE === 'redis') {
-		const client = createClient({url: STORE_URL, socket: {reconnectStrategy: retries => Math.min(retries * 50, 500)}});
+		// As docs/server.md advises against Redis before 7.2 (no CLIENT SETINFO): else node-redis pairs replies with the wrong commands after a reconnect.
+		const client = createClient({url: STORE_URL, disableClientInfo: true, socket: {reconnectStrategy: retries => Math.min(retries * 50, 500)}});
 		client.on('error', quiet);
 		await client.connect();
 		return redisKeyStore(client, {prefix: PREFIX});

@@ -8,9 +8,9 @@ const combinations: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient'
 	{mode: 'transactional', store: 'postgres'},
 	{mode: 'lease', store: 'redis'},
 	{mode: 'lease', store: 'postgres'},
-	// Issue 30: connections cut right after a command went out, with each client at its defaults.
+	// Issue 30: connections cut right after a command went out, the client at its defaults
+	// (node-redis, which pairs some replies with the wrong commands after a cut, in test:faults).
 	{mode: 'lease', store: 'redis', redisClient: 'ioredis', play: 'cuts'},
-	{mode: 'lease', store: 'redis', redisClient: 'node-redis', play: 'cuts'},
 ];
 
 describe.skipIf(inject('redisUrl') === null || inject('databaseUrl') === null)('under SIGKILLs, store faults and a faulty network', () => {

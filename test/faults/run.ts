@@ -54,6 +54,8 @@ export interface FaultRunResult {
 	name: string;
 	mode: FaultRunOptions['mode'];
 	play: NonNullable<FaultRunOptions['play']>;
+	/** Whether the store's client pairs every reply with its command (all but node-redis, which after some cuts does not). */
+	pairsReplies: boolean;
 	/** 409s the servers answered. */
 	conflicts: number;
 	orders: number;
@@ -327,6 +329,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		name,
 		mode,
 		play,
+		pairsReplies: store !== 'redis' || redisClient === 'ioredis',
 		conflicts: front.conflicts,
 		orders: orders.size,
 		succeeded: statuses.filter(status => status === 'succeeded').length,
@@ -357,6 +360,16 @@ export function verdicts(result: FaultRunResult): Array<{name: string; passed: b
 			? {name: `${result.name}: orders were placed and connections cut (${result.orders} orders, ${result.storeFaults} cuts)`, passed: result.orders > 0 && result.storeFaults > 0}
 			: {name: `${result.name}: orders were placed and kills happened (${result.orders} orders, ${result.kills} kills)`, passed: result.orders > 0 && result.kills > 0},
 	];
+	if (result.play === 'cuts' && !result.pairsReplies) {
+		// node-redis hands some calls the replies of others after a cut (docs/server.md, Redis): the
+		// store believes none and sends its call again, but one whose every reply is another's fails,
+		// and a claim it made holds its key for a lease. The lease-mode promise still holds.
+		return [
+			...checks,
+			{name: `${result.name}: every order that took effect twice was reported as 'lease-lost' (${result.reported} of ${result.duplicates}; 409s from calls answered with others' replies: ${result.conflicts}, 'lease-lost' reports: ${result.lostLeaseReports})`, passed: result.reported === result.duplicates},
+		];
+	}
+
 	if (result.play === 'cuts') {
 		return [
 			...checks,
