@@ -31,6 +31,18 @@ const IDENTITY = ['location', 'etag'] as const;
 export const sameAnswer = (a: Answer, b: Answer): boolean => a.status === b.status && bodyShape(a.body) === bodyShape(b.body)
 	&& IDENTITY.every(name => a.headers[name] === undefined || b.headers[name] === undefined || a.headers[name] === b.headers[name]);
 
+/**
+ * Whether two answers name different things they made (`Location` or `ETag`, where both carry
+ * it): two runs, whatever a replay marker says (a marked replay may be rendered again, with a new
+ * timestamp, but never names another order).
+ */
+export const namesAnotherRun = (a: Answer, b: Answer): boolean => IDENTITY.some(name => a.headers[name] !== undefined && b.headers[name] !== undefined && a.headers[name] !== b.headers[name]);
+
+/** How many different things `answers` name (`Location`, else `ETag`): more than one is more than one run. */
+export function namedRuns(answers: readonly Answer[]): number {
+	return Math.max(0, ...IDENTITY.map(name => new Set(answers.flatMap(answer => (answer.headers[name] === undefined ? [] : [answer.headers[name]]))).size));
+}
+
 /** Where two values first differ: `meta.timestamp` (`''` when they are equal). */
 function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
 	if (JSON.stringify(a) === JSON.stringify(b)) return undefined;

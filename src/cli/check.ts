@@ -29,14 +29,6 @@ const RATE_LIMIT_WAIT = 10_000;
  */
 const keyOf = (value: string): string => (/^"(?:[^"\\]|\\.)*"$/.test(value) ? value.slice(1, -1).replaceAll(/\\(.)/g, '$1') : value);
 
-/** What the first requests under fresh keys, in the flags' form, showed of the route over the run. */
-interface RouteEvidence {
-	/** One was taken (2xx). */
-	accepted: boolean;
-	/** The first one refused (a 4xx other than 409 and 429). */
-	refusal?: Answer;
-}
-
 /** What the answers to keys never sent before showed, beyond what the probe reads of them. */
 interface FreshKeyEvidence {
 	/** A fresh key got another key's answer, marked: the server read two keys as one. */
@@ -52,7 +44,7 @@ interface FreshKeyEvidence {
 const isRefused = (answer: Answer): boolean => answer.status >= 400 && answer.status < 500 && answer.status !== 409 && answer.status !== 429;
 
 /** The context probes share: the request the options describe, and what the run has seen so far. */
-export function probeContext(options: CheckOptions): ProbeContext & {evidence: FreshKeyEvidence; own: Answer[]; route: RouteEvidence} {
+export function probeContext(options: CheckOptions): ProbeContext & {evidence: FreshKeyEvidence; own: Answer[]; fresh: Answer[]} {
 	const [firstUser = {}] = options.users;
 	let slowest = 0;
 	let sent = 0;
@@ -66,13 +58,11 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 	const own: Answer[] = [];
 	const isOwn = (init: ProbeRequest | undefined): boolean => init?.key !== undefined && init.body === undefined && (init.method ?? options.method) !== 'OPTIONS'
 		&& (init.as === undefined || init.as === firstUser);
-	// What the first requests under fresh keys said of the route, over the whole run: only a key's
-	// first request is free of what the server did with the key before.
-	const route: RouteEvidence = {accepted: false};
+	// Of those, the answers to a key's first request: free of anything the server did with the key
+	// before, they say whether the route takes the request itself, as things stand. `check` empties it too.
+	const fresh: Answer[] = [];
 	const firstUnder = (init: ProbeRequest | undefined, answers: Answer[]) => {
-		if (!isOwn(init) || keys.has(keyOf(init!.key!))) return;
-		route.accepted ||= answers.some(answer => isSuccess(answer));
-		route.refusal ??= answers.find(answer => isRefused(answer));
+		if (isOwn(init) && !keys.has(keyOf(init!.key!))) fresh.push(...answers);
 	};
 	const count = (requests = 1) => {
 		if (sent + requests > limit) throw new RequestLimitError(`the run reached its limit of ${limit} requests (the go-ahead's count)`);
@@ -141,7 +131,7 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 		concurrency: options.concurrency,
 		evidence,
 		own,
-		route,
+		fresh,
 		newKey: () => `sendonce-check-${randomUUID()}`,
 		async send(init) {
 			const answer = await politely(init);
@@ -202,21 +192,26 @@ function withEvidence(finding: Finding, evidence: FreshKeyEvidence, before: Fres
 }
 
 /**
- * A verdict stands on the route's answers to the request the flags describe. Where the route
- * refused that request under a fresh key (a body its validation refuses, a token it does not
- * know) and has taken it under none so far, and the probe got no 2xx for it, the probe saw nothing
- * of the key, whatever it would have concluded: no verdict, and what to change in the run. A
- * refusal under a key already used is no such evidence (it may be the key's doing: a claim never
- * released, a failure stored), and neither is one from a route seen taking the request.
+ * A verdict stands on the route's answers to the request the flags describe. A probe that got no
+ * 2xx for it and a refusal (a 4xx other than 409 and 429) has evidence only if the route takes
+ * the request itself: a refusal may be the route's own (its validation, its authentication, its
+ * state: a sign-up already made) as well as the key's (a claim never released, a failure
+ * stored). The route's stance is what a key's first request got, the latest in the probe, or,
+ * where the probe sent none, one sent now. Refused under a fresh key too: no verdict, and what to
+ * change in the run; taken: the refusal was the key's doing, and the verdict stands.
  */
-function withOwnRequest(finding: Finding, own: readonly Answer[], route: RouteEvidence): Finding {
-	const {refusal} = route;
-	if (finding.verdict === 'skip' || finding.verdict === 'none' || refusal === undefined || route.accepted || own.length === 0 || own.some(answer => isSuccess(answer))) return finding;
+async function withOwnRequest(finding: Finding, context: ReturnType<typeof probeContext>): Promise<Finding> {
+	const {own, fresh} = context;
+	if (finding.verdict === 'skip' || finding.verdict === 'none' || !own.some(answer => isRefused(answer)) || own.some(answer => isSuccess(answer))) return finding;
+	const sent = fresh.at(-1) === undefined;
+	const stance = fresh.at(-1) ?? await context.send({key: context.newKey()});
+	const control = sent ? `; the same request under a fresh key: ${describeAnswer(stance)}` : '';
+	if (!isRefused(stance)) return {...finding, got: `${finding.got}${control}`};
 	return {
 		verdict: 'none',
 		undecided: 'refused',
-		sent: finding.sent,
-		got: `${finding.got}: the route refused the request the flags describe (${describeAnswer(refusal)}) and took none, so this probe saw nothing of the key`,
+		sent: `${finding.sent}${sent ? ', then under a fresh key' : ''}`,
+		got: `${finding.got}${control}: the route refused the request the flags describe under a fresh key (${describeAnswer(stance)}), so this probe saw nothing of the key`,
 		fix: 'give --json a body (and -H or --as the headers) that the route accepts, and run the check again',
 	};
 }
@@ -229,8 +224,9 @@ export async function check(options: CheckOptions, {probes = allProbes, onResult
 		let result: ProbeResult;
 		const before = {...context.evidence};
 		context.own.length = 0;
+		context.fresh.length = 0;
 		try {
-			result = {id: probe.id, title: probe.title, rule: probe.rule, ...withEvidence(withOwnRequest(await probe.run(context), context.own, context.route), context.evidence, before)};
+			result = {id: probe.id, title: probe.title, rule: probe.rule, ...withEvidence(await withOwnRequest(await probe.run(context), context), context.evidence, before)};
 		} catch (error) {
 			result = error instanceof RequestLimitError || error instanceof RateLimitedError ? undecided(probe, options, error) : {
 				id: probe.id,

@@ -7,9 +7,9 @@ import {parseCommandLine} from '../../src/cli/args.js';
 import {check as runProbes} from '../../src/cli/check.js';
 import type {ProbeContext} from '../../src/cli/probe.js';
 import {exitCode, formatSummary} from '../../src/cli/report.js';
-import {parseKeyHeader} from '../../src/server.js';
+import {idempotency, memoryKeyStore, parseKeyHeader} from '../../src/server.js';
 import {lookUpThenStore} from '../server/broken/look-up-then-store.js';
-import {honestServer, PAGE_ORIGIN, type TestServer} from '../server/honest.js';
+import {honestOptions, honestServer, PAGE_ORIGIN, type TestServer} from '../server/honest.js';
 import {closeNow, listenOnLoopback} from '../server/loopback.js';
 import {serve} from '../server/orders.js';
 import {ALL_PROBES, runCheck, TWO_USERS} from './run.js';
@@ -194,7 +194,7 @@ describe.each([400, 401, 403, 404, 415, 422])('a route that refuses the request 
 
 		expect(Object.values(run.verdicts), run.stdout).not.toContain('fail');
 		expect(run.verdicts, run.stdout).toMatchObject({replay: 'none', 'lost-reply': 'none', mismatch: 'none', concurrency: 'none', 'key-format': 'none', cors: 'none', 'per-user': 'none'});
-		expect(run.stdout).toMatch(new RegExp(`^NONE {2}2 Same key twice: .*the route refused the request the flags describe \\(${status} `, 'm'));
+		expect(run.stdout).toMatch(new RegExp(`^NONE {2}2 Same key twice: .*the route refused the request the flags describe under a fresh key \\(${status} `, 'm'));
 		expect(run.stdout).toMatch(/: incomplete: 7 probes without a verdict \(the route refused the request the flags describe, .*--json/);
 		expect(run.code).toBe(3);
 		expect(run.report.exitCode).toBe(3);
@@ -258,6 +258,41 @@ test.each([
 	} finally {
 		await closeNow(server);
 	}
+});
+
+test('a correct route whose state refuses the same body once taken (a sign-up already made, 422): no FAIL, the probes after its first take have no verdict (a hostile review of issue 30)', async () => {
+	const registered = new Set<string>();
+	let next = 0;
+	const once = idempotency({store: memoryKeyStore(), ...honestOptions})(async request => {
+		const body = await request.text();
+		if (registered.has(body)) return Response.json({title: 'already registered'}, {status: 422});
+		registered.add(body);
+		return Response.json({id: `user_${++next}`}, {status: 201});
+	});
+	const run = await check(once, ALL_PROBES);
+
+	expect(Object.values(run.verdicts), run.stdout).not.toContain('fail');
+	expect(run.verdicts, run.stdout).toMatchObject({'no-key': 'pass', replay: 'pass', 'lost-reply': 'none', concurrency: 'none', 'key-format': 'none'});
+	expect(run.stdout).toMatch(/^NONE {2}3 Lost reply: .*the same request under a fresh key: 422 .*the route refused the request the flags describe under a fresh key/m);
+	expect(run.code).toBe(3);
+});
+
+test('a layer that runs every duplicate and marks the repeats as replays: answers naming other orders (Location) are runs, marked or not (a hostile review of issue 30)', async () => {
+	let next = 0;
+	const seen = new Set<string>();
+	const run = await check(async request => {
+		const key = request.headers.get('idempotency-key');
+		if (key === null) return Response.json({title: 'key required'}, {status: 400});
+		const marked = seen.has(key);
+		seen.add(key);
+		const id = `ord_${++next}`;
+		await new Promise(resolve => setTimeout(resolve, 20));
+		return Response.json({id}, {status: 201, headers: {location: `/orders/${id}`, ...(marked ? {'idempotent-replayed': 'true'} : {})}});
+	}, []);
+
+	expect(run.verdicts, run.stdout).toMatchObject({replay: 'fail', 'lost-reply': 'fail', concurrency: 'fail'});
+	expect(run.stdout).toMatch(/^FAIL {2}2 Same key twice: .*marked as a replay, but it names another thing made \(Location \S+\/orders\/ord_1 ≠ \S+\/orders\/ord_2\): it ran again/m);
+	expect(run.code).toBe(1);
 });
 
 test('a run that stopped at the limit with nothing failed is incomplete, exit 3, never "safe"', () => {

@@ -1,4 +1,4 @@
-import {describeAnswer, distinctAnswers, isMarked, isSuccess, sameAnswer} from '../answers.js';
+import {describeAnswer, distinctAnswers, isMarked, isSuccess, namedRuns, sameAnswer} from '../answers.js';
 import type {Answer} from '../http.js';
 import type {Probe} from '../probe.js';
 
@@ -28,6 +28,12 @@ export const concurrency: Probe = {
 		if (successes.length === 0) return {verdict: 'fail', sent, got, fix: 'one of the requests must run: claim the key, run, store the answer'};
 		if (runs.length > 1) {
 			return {verdict: 'fail', sent, got: `${got}: it ran more than once`, fix: 'claim the key atomically before the work (INSERT ... ON CONFLICT DO NOTHING, SET NX): a look-up then a create lets two requests both miss'};
+		}
+
+		// Answers that name different things made (Location, ETag) are that many runs, marked or not.
+		const named = namedRuns(successes);
+		if (named > 1) {
+			return {verdict: 'fail', sent, got: `${got}; ${named} different Location or ETag among the 2xx, marked or not: it ran more than once`, fix: 'claim the key atomically before the work (INSERT ... ON CONFLICT DO NOTHING, SET NX), and replay the stored answer: a replay marker on a second run hides a second effect'};
 		}
 
 		if (firsts.length > 1) {

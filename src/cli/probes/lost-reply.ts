@@ -1,4 +1,4 @@
-import {describeAnswer, difference, isMarked, isStoredFailure, isSuccess, sameAnswer, STORED_FAILURE_FIX, untilSettled} from '../answers.js';
+import {describeAnswer, difference, isMarked, isStoredFailure, isSuccess, namesAnotherRun, sameAnswer, STORED_FAILURE_FIX, untilSettled} from '../answers.js';
 import type {Probe} from '../probe.js';
 
 /**
@@ -36,6 +36,10 @@ export const lostReply: Probe = {
 		}
 
 		if (!isSuccess(retry)) return {verdict: 'fail', sent, got, fix: 'a request whose reply was lost must still run to its end and store its answer for the key'};
+		if (namesAnotherRun(retry, again)) {
+			return {verdict: 'fail', sent, got: `${got}: the retries name two things made (${difference(retry, again)}), marked or not: each ran`, fix: 'claim the key before the work and replay the stored answer to every retry'};
+		}
+
 		if (!sameAnswer(retry, again) && isMarked(again)) {
 			return {verdict: 'warn', sent, got: `${got}: the second retry is marked, but not the first's answer as it was (${difference(retry, again)})`, fix: 'replay the stored status and body as they were'};
 		}

@@ -1,4 +1,4 @@
-import {describeAnswer, difference, isMarked, isServerError, isStoredFailure, isSuccess, sameAnswer, STORED_FAILURE_FIX, untilSettled} from '../answers.js';
+import {describeAnswer, difference, isMarked, isServerError, isStoredFailure, isSuccess, namesAnotherRun, sameAnswer, STORED_FAILURE_FIX, untilSettled} from '../answers.js';
 import type {Probe} from '../probe.js';
 
 /** 2. The same key twice, one after the other: the second is the first's answer, marked. */
@@ -31,6 +31,10 @@ export const replay: Probe = {
 		const sent = `${context.method} ${failed ? 'three times' : 'twice'} with key ${key}`;
 		const got = `${failed}${describeAnswer(first)}, then ${describeAnswer(second)}`;
 		if (!isSuccess(first)) return {verdict: 'fail', sent, got, fix: 'the first request must succeed for the checks to mean anything: check the URL, --json and -H (a test account\'s token)'};
+		if (isMarked(second) && namesAnotherRun(first, second)) {
+			return {verdict: 'fail', sent, got: `${got}: marked as a replay, but it names another thing made (${difference(first, second)}): it ran again`, fix: 'store the first answer under the key and replay it; never run a repeated key again (a replay marker on a second run hides a second effect)'};
+		}
+
 		if (!sameAnswer(first, second) && isMarked(second)) {
 			// A marked replay that differs was rendered again (a timestamp, a request id), not run again.
 			return {verdict: 'warn', sent, got: `${got}: a replay, marked, but not the first answer as it was (${difference(first, second)})`, fix: 'replay the stored status and body as they were: a client compares what it gets with what it showed'};

@@ -79,7 +79,7 @@ const validating: CorpusEntry = {
 	flags: ['--json', '{}'],
 	origin: true,
 	verdicts: {replay: 'none', 'lost-reply': 'none', mismatch: 'none', concurrency: 'none', 'key-format': 'none', cors: 'none', 'per-user': 'none'},
-	says: /^NONE {2}2 Same key twice: .*got 400 .*the route refused the request the flags describe \(400 .*; to get one: give --json a body/m,
+	says: /^NONE {2}2 Same key twice: .*got 400 .*the route refused the request the flags describe under a fresh key \(400 .*; to get one: give --json a body/m,
 	start: served(origin => {
 		const created = orders();
 		const once = sendonce({store: memoryKeyStore(), ...honestOptions, cors: {origin, allowHeaders: ['Authorization']}});
