@@ -77,9 +77,6 @@ export function tableSql(table = 'sendonce_idempotency_keys'): string {
 	return `${create}\n);\nALTER TABLE ${quoteTable(table)} ${ADD_COLUMNS};\n${index}`;
 }
 
-/** Whether `error` is PostgreSQL's "column does not exist" for a column of format 2: a table made by an earlier sendonce, not yet brought up. */
-export const lacksFormat2 = (error: unknown): boolean => (error as {code?: string} | null)?.code === '42703' && /"(?:claim|format)"/.test(String((error as {message?: unknown}).message));
-
 /** Postgres's errors for a table (its row type, its index) created by another process at the same moment. */
 const CREATED_CONCURRENTLY = new Set(['23505', '42P07', '42710']);
 

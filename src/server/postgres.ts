@@ -3,7 +3,7 @@
 import {randomBytes} from 'node:crypto';
 import {setTimeout as delay} from 'node:timers/promises';
 import type {ClaimResult, KeyStore} from './key-store.js';
-import {after, bytea, commonOptions, explainOldTable, FORMAT, FREE, lacksFormat2, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import {after, bytea, commonOptions, explainOldTable, FORMAT, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
 import {sqlTransactional, type SqlResult, type TransactionalStoreOptions} from './postgres-transactional.js';
 import {inlineStatement} from './sql-literal.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
@@ -143,7 +143,8 @@ UPDATE ${name} SET fingerprint = $2, fence = old.next, lease_until = ${after(3)}
 FROM old WHERE ${name}.id = $1
 RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence::text END AS supersedes`;
 	const formats = {2: {claim: claimSql(true), takeover: takeoverSql(true)}, 1: {claim: claimSql(false), takeover: takeoverSql(false)}} as const;
-	// Format 2 until the table says it lacks its columns.
+	// Format 2 until the table is found to lack its columns (asked of the catalog: an error's text is in the server's language).
+	const lacksFormat2 = async () => ((await run(`SELECT count(*)::int AS found FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname IN ('claim', 'format') AND NOT attisdropped`, [name])).rows[0] as {found: number}).found < 2;
 	let format: 1 | 2 = 2;
 	/** One of the claim's statements, sent again while its fate is unknown; on a table in format 1, in format 1 (without the token). */
 	const inFormat = async (statement: 'claim' | 'takeover', values: unknown[]) => {
@@ -151,7 +152,7 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 		try {
 			return await untilKnown(async () => run(formats[sent][statement], sent === 2 ? values : values.slice(0, 4)));
 		} catch (error) {
-			if (sent === 1 || !lacksFormat2(error)) throw error;
+			if (sent === 1 || (error as {code?: unknown} | null)?.code !== '42703' || !await lacksFormat2()) throw error;
 			format = 1;
 			return untilKnown(async () => run(formats[1][statement], values.slice(0, 4)));
 		}
