@@ -143,8 +143,10 @@ function checkRequest(request: IntentRequest): void {
 	}
 
 	const {schema} = request;
-	if (process.env.NODE_ENV !== 'production' && schema !== undefined && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
-		throw new InvalidRequestError(`Expected \`schema\` to be a Standard Schema validator (zod 4, valibot, arktype), got ${describe(schema)}`);
+	// Kept in production: without it the request is stored and sent, and the answer then fails to validate after the effect.
+	// Truthy, as where it is used (Intent#validated): a schema there is never skipped here.
+	if (schema && typeof (schema as Partial<StandardSchemaV1>)['~standard']?.validate !== 'function') {
+		throw invalidRequest('schema', process.env.NODE_ENV !== 'production' && `Expected \`schema\` to be a Standard Schema validator (zod 4, valibot, arktype), got ${describe(schema)}`);
 	}
 }
 

@@ -82,6 +82,8 @@ const REFUSED: Array<[string, (sendonce: Sendonce) => unknown]> = [
 	['a window given as a string', ({createClient}) => createClient({window: '86400000' as never})],
 	['a timeout past what setTimeout keeps', ({createClient}) => createClient({timeout: 2 ** 31})],
 	['a key from generateKey that no header can carry', async ({createClient}) => createClient({store: 'memory', generateKey: () => 'a key'}).intent('order', {url: URL_ORDERS, json: {}})],
+	// A zod-3-shaped schema: stored and sent, its answer would fail to validate after the effect (issue 31, 6).
+	['a schema that is no Standard Schema (zod 3)', async ({createClient}) => createClient({store: 'memory'}).intent('order', {url: URL_ORDERS, json: {}, schema: {parse: (value: unknown) => value, safeParse: (value: unknown) => ({success: true, data: value})} as never})],
 ];
 
 describe('built for production (`process.env.NODE_ENV` defined as "production")', () => {
@@ -101,6 +103,19 @@ describe('built for production (`process.env.NODE_ENV` defined as "production")'
 		expect({name: inProduction.name, code: inProduction.code}).toEqual({name: inDevelopment.name, code: inDevelopment.code});
 		expect(inProduction.message.length).toBeLessThan(inDevelopment.message.length);
 		expect(inProduction.message.length).toBeLessThanOrEqual(40);
+	});
+
+	test('refuses a schema that is no Standard Schema before anything is stored or sent (issue 31, 6)', async () => {
+		const sendonce = load(production);
+		let sent = 0;
+		const client = sendonce.createClient({store: 'memory', fetch: async () => {
+			sent++;
+			return new Response('{"id":1}', {status: 201, headers: {'content-type': 'application/json'}});
+		}});
+		const error = await thrown(async () => client.intent('order', {url: URL_ORDERS, json: {}, schema: {parse: (value: unknown) => value} as never}));
+		expect(error).toEqual({name: 'InvalidRequestError', code: 'INVALID_REQUEST', message: 'Invalid `schema`'});
+		expect(await client.list()).toEqual([]);
+		expect(sent).toBe(0);
 	});
 
 	test('names the field in its short message', async () => {
