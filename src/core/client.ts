@@ -147,6 +147,7 @@ export class Client implements SendOnceClient, IntentContext {
 			let created = false;
 			let joined = false;
 			let stored: IntentRecord | undefined;
+			let written = false;
 			try {
 				stored = await this.records.update(scope, current => {
 					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state))
@@ -157,8 +158,10 @@ export class Client implements SendOnceClient, IntentContext {
 						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
 					return created ? fresh : undefined;
 				}, !live);
+				written = true;
 			} finally {
-				if (!created) void claiming?.then(async claim => claim?.release()).catch(() => undefined);
+				// A write that failed (a full store refused what its decision made) created nothing: nothing held.
+				if (!(created && written)) void claiming?.then(async claim => claim?.release()).catch(() => undefined);
 			}
 
 			if (created) {

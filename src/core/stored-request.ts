@@ -6,10 +6,10 @@ import type {StoredRequest} from './types.js';
  * JSON content type parsed again and frozen to its leaves, any other as its text. The headers stay
  * out: the ones that were not stored are gone, and the stored ones are the client's concern.
  */
-export function storedRequest({url, method, headers, body}: IntentRecord['request']): StoredRequest {
+export function storedRequest({url, method, headers: {'content-type': type}, body}: IntentRecord['request']): StoredRequest {
 	let json: unknown;
 	// JSON under a JSON content type only (docs/api.md): text that happens to parse (`42`, `true`) stays the text sent.
-	if (/[/+]json\b/i.test(headers['content-type']!)) {
+	if (/[/+]json\b/i.test(type!)) {
 		try {
 			// (No body: `JSON.parse` refuses `undefined`, and it is shown as none.)
 			// JSON only where it gives back the very bytes sent: a number beyond 2^53, spaces or
@@ -22,6 +22,6 @@ export function storedRequest({url, method, headers, body}: IntentRecord['reques
 	}
 
 	// The content type goes with the body (it was stored; nothing secret): re-sending this request sends the same bytes, labelled the same.
-	const type = headers['content-type'] === undefined ? {} : {headers: Object.freeze({'content-type': headers['content-type']})};
-	return Object.freeze(json === undefined ? {url, method, ...(body === undefined ? {} : {body}), ...type} : {url, method, json, ...type});
+	const labelled = type === undefined ? {} : {headers: Object.freeze({'content-type': type})};
+	return Object.freeze(json === undefined ? {url, method, ...(body === undefined ? {} : {body}), ...labelled} : {url, method, json, ...labelled});
 }

@@ -94,6 +94,23 @@ const states = async (store: IntentStore) => (await store.list()).map(([, value]
 	return `${state}/${attempts}`;
 });
 
+test.each([true, false])('a write-ahead the store refuses for its quota holds no lock on the fresh key (issue 31, 7; sending at once: %s)', async sending => {
+	const locks = fakeLocks();
+	vi.stubGlobal('navigator', {locks, onLine: true});
+	const base = memoryStore();
+	// The store runs the scope table's decision, then cannot commit: a full disk.
+	const full: IntentStore = {...base, async update(id, updater) {
+		updater(await base.get(id));
+		throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+	}};
+	const api = quickApi();
+	const client = createClient({...fast, store: full, fetch: api.fetch});
+	const pressed = sending ? client.send('order', {url, json: {total: 5}}) : client.intent('order', {url, json: {total: 5}});
+	await expect(pressed).rejects.toMatchObject({name: 'StoreError', code: 'STORE_QUOTA'});
+	expect([...locks.held]).toEqual([]);
+	expect(api.calls).toEqual([]);
+});
+
 describe('resume()', () => {
 	test('a headers() that throws sends nothing, leaves every intent as it was, holds no lock, and the next resume() sends each once', async () => {
 		const locks = fakeLocks();
