@@ -32,6 +32,13 @@ export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> =
 ];
 
 /**
+ * What the "Server down" switch does. A queued fault comes before it, so the README's picture (a
+ * reply lost, then the server down: "may have been sent") is made by queueing the fault and
+ * switching the server down first, then pressing Send: no one clicks between two attempts.
+ */
+export const DOWN_WHAT = 'every request is answered 503 until you switch it back; a queued fault comes first, so for "may have been sent" press "Lose the next reply", switch the server down, then Send';
+
+/**
  * The panel's two ways to start over, each saying what it forgets. The stored keys are what
  * makes a Retry safe, so the reset keeps them, and forgetting them is a choice of its own.
  */

@@ -499,6 +499,13 @@ describe.each(EXAMPLES)('the %s form says what happened', example => {
 });
 
 describe.each(EXAMPLES)('the %s form while its message may have been sent', example => {
+	test('the panel says how to make it (a queued fault comes before "Server down"), and doing as it says makes it, one email delivered', async () => {
+		const {page} = await deliveredThenDown(example);
+		expect(await page.getByTestId('chaos-down-what').textContent()).toContain('press "Lose the next reply", switch the server down, then Send');
+		expect(await page.getByRole('alert').getByText(messages.mayHaveBeenSent).count()).toBe(1);
+		expect(demo.api.totalEffects).toBe(1);
+	});
+
 	test('the fields are locked on the text that may have been sent, and Retry sends that text with the same key', async () => {
 		const {page, key} = await deliveredThenDown(example);
 		expect(await editable(page)).toEqual([false, false, false]);

@@ -1,4 +1,4 @@
-import {FAULTS, RESETS, describeFault, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
+import {DOWN_WHAT, FAULTS, RESETS, describeFault, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos: (action: ChaosAction) => Promise<void>}) {
 	return (
@@ -32,7 +32,7 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 						/>
 						Server down
 					</label>
-					<span className="muted">every request is answered 503 until you switch it back</span>
+					<span className="muted" data-testid="chaos-down-what">{DOWN_WHAT}</span>
 				</li>
 			</ul>
 			<p className="muted" data-testid="queued">
