@@ -1,11 +1,11 @@
 // `sendonce/server/postgres`: keys in a PostgreSQL table, shared by every process; in lease mode
 // (`postgresKeyStore`) or inside the handler's own transaction (`postgresTransactional`).
 import {randomBytes} from 'node:crypto';
-import {setTimeout as delay} from 'node:timers/promises';
 import type {ClaimResult, KeyStore} from './key-store.js';
 import {after, bytea, commonOptions, explainOldTable, FORMAT, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
 import {sqlTransactional, type SqlResult, type TransactionalStoreOptions} from './postgres-transactional.js';
 import {inlineStatement} from './sql-literal.js';
+import {untilKnown} from './until-known.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
 
 export {tableSql} from './postgres-table.js';
@@ -48,10 +48,6 @@ interface Row {
 	supersedes: string | null;
 }
 
-/** How often a statement whose fate is unknown is sent, and the pause before the first re-send (×4 each time). */
-const ATTEMPTS = 4;
-const RESEND_PAUSE = 25;
-
 /**
  * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE code), so that
  * its fate is known; a lost connection (class 08, 57P0x, or a driver's error with no SQLSTATE)
@@ -61,22 +57,6 @@ const answeredByPostgres = (error: unknown): boolean => {
 	const code = (error as {code?: unknown} | null)?.code;
 	return typeof code === 'string' && /^[\dA-Z]{5}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P0');
 };
-
-/**
- * Runs `attempt` until its fate is known: a statement whose connection was lost before its
- * answer is sent again, at most `ATTEMPTS` times. Only for statements that are harmless sent
- * twice (each lease-mode statement: a claim finds its own token, an answer its own fence).
- */
-async function untilKnown<T>(attempt: () => Promise<T>): Promise<T> {
-	for (let tries = 1; ; tries++) {
-		try {
-			return await attempt();
-		} catch (error) {
-			if (answeredByPostgres(error) || tries === ATTEMPTS) throw error;
-			await delay(RESEND_PAUSE * 4 ** (tries - 1));
-		}
-	}
-}
 
 function checkQueryable(pool: unknown, what: string): asserts pool is PostgresQueryable {
 	if (typeof (pool as {query?: unknown} | null)?.query !== 'function') {
@@ -109,6 +89,8 @@ export function postgresKeyStore(pool: PostgresQueryable, options: PostgresKeySt
 		return {rows: result.rows, count: result.rowCount ?? 0};
 	};
 
+	// Every lease-mode statement is harmless sent twice (a claim finds its token, an answer its fence): one whose connection broke is sent again.
+	const known: Sql = async (text, values) => untilKnown(async () => run(text, values), answeredByPostgres);
 	const prepare = tableMaker(run, table, createTable);
 	const sweep = sweeper(run, name, {interval, batch});
 	// In format 2 every claim carries a token (`claim`): a nonce per call of `claim`, `@`, the
@@ -150,11 +132,11 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 	const inFormat = async (statement: 'claim' | 'takeover', values: unknown[]) => {
 		const sent = format;
 		try {
-			return await untilKnown(async () => run(formats[sent][statement], sent === 2 ? values : values.slice(0, 4)));
+			return await known(formats[sent][statement], sent === 2 ? values : values.slice(0, 4));
 		} catch (error) {
 			if (sent === 1 || (error as {code?: unknown} | null)?.code !== '42703' || !await lacksFormat2()) throw error;
 			format = 1;
-			return untilKnown(async () => run(formats[1][statement], values.slice(0, 4)));
+			return known(formats[1][statement], values.slice(0, 4));
 		}
 	};
 	const running = `id = $1 AND fence = $2 AND status IS NULL AND lease_until IS NOT NULL`;
@@ -189,19 +171,19 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 			throw new Error(`sendonce/server/postgres: could not claim or read key ${JSON.stringify(id)} after 6 tries`);
 		},
 		async renew(id, {fence, lease, ttl}) {
-			return (await untilKnown(async () => run(`UPDATE ${name} SET lease_until = ${after(3)}, expires_at = GREATEST(expires_at, ${after(4)}) WHERE ${running}`, [id, String(fence), lease, ttl]))).count === 1;
+			return (await known(`UPDATE ${name} SET lease_until = ${after(3)}, expires_at = GREATEST(expires_at, ${after(4)}) WHERE ${running}`, [id, String(fence), lease, ttl])).count === 1;
 		},
 		async complete(id, {fence, fingerprint, answer, ttl}) {
 			// Sent again after a lost answer, it finds its own answer stored under its fence (written again, the same).
-			const {count} = await untilKnown(async () => run(
+			const {count} = await known(
 				`UPDATE ${name} SET fingerprint = $3, status = $4, headers = $5, body = $6, lease_until = NULL, expires_at = ${after(7)} WHERE (${running}) OR (${answered})`,
 				[id, String(fence), fingerprint, answer.status, JSON.stringify(answer.headers), bytea(answer.body), ttl],
-			));
+			);
 			return count === 1;
 		},
 		async release(id, {fence}) {
 			// Kept, free, until it expires: the key's next claim gets a larger fence.
-			await untilKnown(async () => run(`UPDATE ${name} SET lease_until = NULL WHERE ${running}`, [id, String(fence)]));
+			await known(`UPDATE ${name} SET lease_until = NULL WHERE ${running}`, [id, String(fence)]);
 		},
 	};
 }

@@ -1,8 +1,8 @@
 // `sendonce/server/redis`: keys in Redis, shared by every process behind a load balancer.
 import {createHash, randomBytes} from 'node:crypto';
-import {setTimeout as delay} from 'node:timers/promises';
 import type {ClaimResult, KeyStore, StoredAnswer} from './key-store.js';
 import {optionsObject, refuseUnknown} from './unknown-options.js';
+import {untilKnown} from './until-known.js';
 
 /**
  * A node-redis client (v4, v5 or v6, `createClient()`) or an ioredis client (`new Redis()`), as
@@ -117,10 +117,6 @@ function commander(client: unknown): (args: string[]) => Promise<unknown> {
 	throw new TypeError(`Expected \`client\` to be a node-redis (v4, v5, v6) or ioredis client, got ${describe(client)}`);
 }
 
-/** How often a call whose fate is unknown is sent, and the pause before the first re-send (×4 each time). */
-const ATTEMPTS = 4;
-const RESEND_PAUSE = 25;
-
 const messageOf = (error: unknown): string => String((error as {message?: unknown} | null)?.message);
 
 /**
@@ -175,24 +171,15 @@ export function redisKeyStore(client: RedisClientLike, options: RedisKeyStoreOpt
 	const run = async (script: string, key: string, ...args: string[]): Promise<unknown[]> => {
 		const nonce = `${base}${(++calls).toString(36)}`;
 		const tail = ['1', prefix + key, nonce, ...args];
-		for (let attempt = 1; ; attempt++) {
-			let reply: unknown;
-			try {
-				reply = await evaluate(script, tail);
-			} catch (error) {
-				if (messageOf(error).includes('WRONGTYPE')) {
-					throw new Error(`sendonce/server/redis: ${JSON.stringify(prefix + key)} is not a hash: it was written by an earlier sendonce (keys live a day at most) or by the app; delete the keys under ${JSON.stringify(prefix)}, or give the store another \`prefix\``, {cause: error});
-				}
-
-				if (answeredByRedis(error) || attempt === ATTEMPTS) throw error;
-				await delay(RESEND_PAUSE * 4 ** (attempt - 1));
-				continue;
-			}
-
-			if (Array.isArray(reply) && reply[0] === nonce) return reply.slice(1);
-			if (attempt === ATTEMPTS) {
+		try {
+			return await untilKnown(async () => {
+				const reply = await evaluate(script, tail);
+				if (Array.isArray(reply) && reply[0] === nonce) return reply.slice(1);
 				throw new Error(`sendonce/server/redis: the Redis client answered a call on ${JSON.stringify(prefix + key)} with a reply to another command (${JSON.stringify(reply).slice(0, 80)}); nothing of that reply was believed`);
-			}
+			}, answeredByRedis);
+		} catch (error) {
+			if (!messageOf(error).includes('WRONGTYPE')) throw error;
+			throw new Error(`sendonce/server/redis: ${JSON.stringify(prefix + key)} is not a hash: it was written by an earlier sendonce (keys live a day at most) or by the app; delete the keys under ${JSON.stringify(prefix)}, or give the store another \`prefix\``, {cause: error});
 		}
 	};
 

@@ -5,7 +5,7 @@ import express4 from 'express';
 import Redis from 'ioredis';
 import pg from 'pg';
 import {describe, expect, inject, test} from 'vitest';
-import {expressIdempotency, idempotency, memoryKeyStore} from '../../src/server.js';
+import {expressIdempotency, idempotency, memoryKeyStore, type KeyStore} from '../../src/server.js';
 import {postgresKeyStore, postgresTransactional, tableSql} from '../../src/server/postgres.js';
 import {redisKeyStore} from '../../src/server/redis.js';
 import {PREVIOUS_TABLE_SQL, previousPostgresKeyStore} from '../fixtures/previous/postgres-a6f9ac2.js';
@@ -46,6 +46,33 @@ describe.skipIf(databaseUrl === null)('transactional mode: an answer\'s ttl coun
 });
 
 const redisUrl = inject('redisUrl');
+/**
+ * A rolling deploy's race: `count` keys, each sent four times at once, alternately through an
+ * instance on each store (the previous release's, this one's). Each key must run once, and both
+ * instances replay its answer. Resolves to every status the duplicates got.
+ */
+async function raceBetween(stores: [KeyStore, KeyStore], count: number): Promise<number[]> {
+	const runs = new Map<string, number>();
+	const route = async (request: Request) => {
+		const key = request.headers.get('idempotency-key')!;
+		runs.set(key, (runs.get(key) ?? 0) + 1);
+		await new Promise(resolve => setTimeout(resolve, 5));
+		return Response.json({key}, {status: 201});
+	};
+	const instances = stores.map(store => idempotency({store, lease: 2000})(route));
+	const keys = Array.from({length: count}, (_, index) => `mixed-${index}`);
+	const statuses = await Promise.all(keys.flatMap(key => [0, 1, 0, 1].map(async (instance, index) => (await instances[(instance + keys.indexOf(key) + index) % 2]!(order(key))).status)));
+	expect([...runs.values()].every(times => times === 1)).toBe(true);
+	expect(runs.size).toBe(keys.length);
+	for (const instance of instances) {
+		const replay = await instance(order('mixed-7'));
+		expect(replay.headers.get('idempotent-replayed')).toBe('true');
+		expect(await replay.json()).toEqual({key: 'mixed-7'});
+	}
+
+	return statuses;
+}
+
 /** An ioredis client and a prefix of the test's own, its keys deleted after the test. */
 function redisOnPrefix() {
 	const client = new Redis(redisUrl!);
@@ -80,24 +107,8 @@ describe.skipIf(redisUrl === null)('a rolling deploy: an instance at the previou
 
 	test('duplicates racing between them run each key once, and both replay its answer', async () => {
 		const {client, prefix} = redisOnPrefix();
-		const runs = new Map<string, number>();
-		const route = async (request: Request) => {
-			const key = request.headers.get('idempotency-key')!;
-			runs.set(key, (runs.get(key) ?? 0) + 1);
-			await new Promise(resolve => setTimeout(resolve, 5));
-			return Response.json({key}, {status: 201});
-		};
-		const instances = [idempotency({store: previousRedisKeyStore(client, {prefix}), lease: 2000})(route), idempotency({store: redisKeyStore(client, {prefix}), lease: 2000})(route)];
-		const keys = Array.from({length: 40}, (_, index) => `mixed-${index}`);
-		const statuses = await Promise.all(keys.flatMap(key => [0, 1, 0, 1].map(async (instance, index) => (await instances[(instance + keys.indexOf(key) + index) % 2]!(order(key))).status)));
+		const statuses = await raceBetween([previousRedisKeyStore(client, {prefix}), redisKeyStore(client, {prefix})], 40);
 		expect(new Set(statuses)).toEqual(new Set([201, 409]));
-		expect([...runs.values()].every(count => count === 1)).toBe(true);
-		expect(runs.size).toBe(keys.length);
-		for (const instance of instances) {
-			const replay = await instance(order('mixed-7'));
-			expect(replay.headers.get('idempotent-replayed')).toBe('true');
-			expect(await replay.json()).toEqual({key: 'mixed-7'});
-		}
 	});
 });
 
@@ -156,24 +167,8 @@ describe.skipIf(databaseUrl === null)('a rolling deploy: an instance at the prev
 	test('duplicates racing between them run each key once, and both replay its answer', async () => {
 		const {pool, table, previous} = await previousTable();
 		await pool.query(tableSql(table));
-		const runs = new Map<string, number>();
-		const route = async (request: Request) => {
-			const key = request.headers.get('idempotency-key')!;
-			runs.set(key, (runs.get(key) ?? 0) + 1);
-			await new Promise(resolve => setTimeout(resolve, 5));
-			return Response.json({key}, {status: 201});
-		};
-		const instances = [idempotency({store: previous, lease: 2000})(route), idempotency({store: postgresKeyStore(pool, {table, cleanupInterval: 0}), lease: 2000})(route)];
-		const keys = Array.from({length: 30}, (_, index) => `mixed-${index}`);
-		const statuses = await Promise.all(keys.flatMap(key => [0, 1, 0, 1].map(async (instance, index) => (await instances[(instance + keys.indexOf(key) + index) % 2]!(order(key))).status)));
+		const statuses = await raceBetween([previous, postgresKeyStore(pool, {table, cleanupInterval: 0})], 30);
 		expect(statuses.filter(status => status !== 201 && status !== 409)).toEqual([]);
-		expect([...runs.values()].every(count => count === 1)).toBe(true);
-		expect(runs.size).toBe(keys.length);
-		for (const instance of instances) {
-			const replay = await instance(order('mixed-7'));
-			expect(replay.headers.get('idempotent-replayed')).toBe('true');
-			expect(await replay.json()).toEqual({key: 'mixed-7'});
-		}
 	});
 
 	test('a token the new instance left on a row the previous one took over never makes the new one a second holder', async () => {
