@@ -1,4 +1,4 @@
-export {createClient} from './core/client.js';
+export {createClient} from './stores/client.js';
 export type {StandardSchemaV1} from './core/standard-schema.js';
 export {Intent} from './core/intent.js';
 export {memoryStore} from './stores/memory.js';

@@ -1,4 +1,4 @@
-import {createClient} from '../core/client.js';
+import {createClient} from '../stores/client.js';
 import {isSendOnceError} from '../core/errors/send-once-error.js';
 import type {UnresolvedIntentError} from '../core/errors/unresolved-intent-error.js';
 import type {Intent} from '../core/intent.js';

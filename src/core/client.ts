@@ -7,12 +7,12 @@ import {checkKey, randomKey} from './key.js';
 import {normalizeOptions, type NormalizedOptions} from './options.js';
 import type {IntentRecord} from './record.js';
 import {Records} from './records.js';
+import {probe} from './probe.js';
+import {chooseIntent, type Held} from './scope.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
 import {isResumable, isSendable, isSettled, reduce} from './state.js';
-import {probe} from '../stores/probe.js';
-import {resolveStoreWithOthers} from '../stores/resolve.js';
 import {createTransport, type Transport} from './transport.js';
-import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceEvent, SendOptions} from './types.js';
+import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceEvent, SendOptions, StoreOption} from './types.js';
 import type {SendOnceClient} from './client-api.js';
 
 /** How many stored intents `resume()` sends at once: the connections a browser opens per host. */
@@ -20,6 +20,13 @@ export const RESUME_CONCURRENCY = 6;
 /** How many it claims and marks as sending in one store step, ahead of sending them. */
 const RESUME_BATCH = 2 * RESUME_CONCURRENCY;
 const MAX_SCOPE_LENGTH = 200;
+
+/**
+ * Turns the `store` option into a working store, and names the stores an earlier load may have
+ * chosen instead (`others`). Given by the layer that knows the stores (src/stores/), as
+ * idb-keyval takes its store as an argument: the core opens none itself.
+ */
+export type StoreResolver = (option: StoreOption, emit: (event: SendOnceEvent) => void) => Promise<{store: IntentStore; others: IntentStore[]}>;
 
 function checkScope(scope: unknown): string {
 	if (typeof scope !== 'string' || scope === '' || scope.length > MAX_SCOPE_LENGTH) {
@@ -43,8 +50,10 @@ export class Client implements SendOnceClient, IntentContext {
 	#gathering: Promise<IntentResult[]> | undefined;
 	#store: Promise<IntentStore> | undefined;
 	#watching = false;
+	readonly #resolve: StoreResolver;
 
-	constructor(options: ClientOptions | undefined) {
+	constructor(options: ClientOptions | undefined, resolve: StoreResolver) {
+		this.#resolve = resolve;
 		this.options = normalizeOptions(options);
 		this.transport = createTransport(this.options.fetch);
 		this.budget = createRetryBudget(this.options.retry.budget);
@@ -58,10 +67,12 @@ export class Client implements SendOnceClient, IntentContext {
 
 	readonly #emitted = new Set<string>();
 
+	/** For developers' diagnoses: development builds only. */
 	emitOnce(id: string, event: SendOnceEvent): void {
-		if (this.#emitted.has(id)) return;
-		this.#emitted.add(id);
-		this.emit(event);
+		if (process.env.NODE_ENV !== 'production' && !this.#emitted.has(id)) {
+			this.#emitted.add(id);
+			this.emit(event);
+		}
 	}
 
 	readonly emit = (event: SendOnceEvent): void => {
@@ -122,12 +133,10 @@ export class Client implements SendOnceClient, IntentContext {
 				return {intent: earlier};
 			}
 
-			// The user's action in this page, which it still shows, delivered elsewhere (the service
-			// worker): pressed again, it joins the delivery, found as its note in the store or, once
-			// another tab showed the note, as the outcome heard. One this page only listed is not
-			// its user's action.
-			const joinable = live?.mine === true && !replace && !isSettled(live.state) && live.fingerprint === prepared.fingerprint ? live : undefined;
-			const heard = joinable !== undefined && this.coordinator.received(joinable.key)?.status === 'succeeded';
+			// The intent this page shows for the scope and may still write: where another tab cleared the
+			// store, it is what the scope holds (a press keeps its key), as the outcome heard for it says.
+			const page = live?.rewritable(Date.now()) ? live : undefined;
+			const heard = page && this.coordinator.received(page.key);
 
 			const pending = this.#newRecord(scope, prepared);
 			let fresh = pending;
@@ -141,30 +150,31 @@ export class Client implements SendOnceClient, IntentContext {
 				fresh = {...reduce(fresh, {type: 'attempt', at: fresh.createdAt}), ...(lease ? {lease: {...lease}} : {})};
 			}
 
-			// The scope table, decided against the stored record in the same store transaction as
-			// the write: an intent whose write-ahead has committed (attempts > 0) may have been sent,
-			// and is never replaced without `replace`. A settled intent never blocks a new body.
-			let created = false;
-			let joined = false;
+			// The scope table (scope.ts), decided against the stored record in the same store transaction
+			// as the write: an intent whose write-ahead has committed may have been sent.
+			let choice: ReturnType<typeof chooseIntent> | undefined;
+			let held: Held | undefined;
 			let stored: IntentRecord | undefined;
 			let written = false;
 			try {
 				stored = await this.records.update(scope, current => {
-					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state))
-						// Past its window and never sent: nothing can have happened, and it may never be sent.
-						|| (current.attempts === 0 && (current.state === 'expired' || Date.now() >= current.expiresAt)));
-					joined = joinable !== undefined && (current === undefined ? heard : current.key === joinable.key && current.state === 'succeeded');
-					created = !joined && !(current && !isSettled(current.state) && !settledHere && !replace
-						&& (current.fingerprint === prepared.fingerprint || current.attempts > 0));
-					return created ? fresh : undefined;
+					// Settled in this page, its record not yet deleted: as good as gone.
+					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state)));
+					held = current
+						? (settledHere ? undefined : {...current, mine: live?.key === current.key && live.mine})
+						: page && {...page.record, ...(heard ? {state: heard.status} : {}), mine: page.mine};
+					choice = chooseIntent(held, prepared.fingerprint, replace, Date.now());
+					if (choice === 'new') return fresh;
+					// Cleared in another tab while this page shows it: the user acted, its record is written again.
+					return choice === 'held' && !current && !isSettled(held!.state) ? page!.record : undefined;
 				}, !live);
 				written = true;
 			} finally {
 				// A write that failed (a full store refused what its decision made) created nothing: nothing held.
-				if (!(created && written)) void claiming?.then(async claim => claim?.release()).catch(() => undefined);
+				if (!(choice === 'new' && written)) void claiming?.then(async claim => claim?.release()).catch(() => undefined);
 			}
 
-			if (created) {
+			if (choice === 'new') {
 				live?.detach();
 				const intent = new Intent(this, pending, prepared.session);
 				this.#live.set(scope, intent);
@@ -182,13 +192,9 @@ export class Client implements SendOnceClient, IntentContext {
 				return sending ? {intent, claim, written: fresh} : {intent};
 			}
 
-			if (joined && joinable) {
-				joinable.adoptSession(prepared.session);
-				return {intent: joinable};
-			}
-
-			const existing = this.#track(stored!);
-			if (existing.fingerprint !== prepared.fingerprint) throw new UnresolvedIntentError(existing);
+			// What the scope holds: the stored intent or, where another tab cleared the store, this page's.
+			const existing = stored ? this.#track(stored) : live!;
+			if (choice === 'conflict') throw new UnresolvedIntentError(existing);
 			existing.adoptSession(prepared.session);
 			return {intent: existing};
 		});
@@ -281,8 +287,10 @@ export class Client implements SendOnceClient, IntentContext {
 			// A service worker's note is left for get(), list() and useIntent() to show, unless it
 			// is of the intent this page holds: that one takes it up. (A failed mark is removed.)
 			if (record.state === 'succeeded' && this.#live.get(record.scope)?.key !== record.key) continue;
+			// Interrupted as the store or this page's copy says: the copy may show it unresolved (a
+			// `headers()` that threw took its attempt back), or be behind what another sender stored.
 			const intent = await this.#adopt(record);
-			if (!intent || !isResumable(intent.state)) continue;
+			if (!intent || !(isResumable(record.state) || isResumable(intent.state))) continue;
 			const running = this.#resuming.get(intent.key);
 			if (running) {
 				joined.push(running);
@@ -461,7 +469,7 @@ export class Client implements SendOnceClient, IntentContext {
 	 * `'auto'` chose then and not now (bounded in time: a store that hangs is given up on).
 	 */
 	async #resolveStore(): Promise<IntentStore> {
-		const {store, others} = await resolveStoreWithOthers(this.options.store, this.emit);
+		const {store, others} = await this.#resolve(this.options.store, this.emit);
 		const records = new Records(async () => store, this.emit);
 		for (const other of others) {
 			await probe('The other store', async () => records.adopt(other)).catch((error: unknown) => {
@@ -483,22 +491,4 @@ export class Client implements SendOnceClient, IntentContext {
 		});
 		return this.#store;
 	}
-}
-
-/**
- * Creates a client. Cheap and side-effect free: storage is opened on first use, so it is
- * safe to call at module load and during server-side rendering.
- *
- * @example
- * import {createClient} from 'sendonce';
- *
- * const client = createClient({
- * 	headers: () => ({authorization: `Bearer ${session.token}`}),
- * 	retry: {limit: 5},
- * });
- * const intent = await client.intent('contact-form', {url: '/api/contact', json: form});
- * const result = await intent.send();
- */
-export function createClient(options?: ClientOptions): SendOnceClient {
-	return new Client(options);
 }

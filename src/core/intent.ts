@@ -467,6 +467,8 @@ export class Intent<Data = unknown> {
 
 		this.#record = next;
 		this.#result = result;
+		// The answer is the other sender's: this page's last body belongs to its own older answer.
+		this.#responseBody = undefined;
 		if (isSettled(state)) this.#ctx.forget(this);
 		this.#publish();
 		return result;
@@ -481,17 +483,16 @@ export class Intent<Data = unknown> {
 	async #lost(gone = false): Promise<IntentResult> {
 		const known = this.#ctx.coordinator.received(this.key);
 		if (known) return this.#adoptOutcome(known);
-		if (gone && this.#sentHere && this.#rewritable(Date.now())) {
-			// Kept, and shown as may have been sent: its user's Retry writes it back.
-			if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()});
-		} else {
+		// No longer shown as sending, since nothing sends it now: may have been sent.
+		if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()});
+		if (!(gone && this.#sentHere && this.rewritable(Date.now()))) {
+			// Let go, unless this page sent it and may write it back (its user's Retry does).
 			this.#vanished = !this.#sentHere;
 			this.#ctx.forget(this);
 			this.detach();
 		}
 
-		const error = new Error(process.env.NODE_ENV !== 'production' ? 'Settled, replaced or cleared in another tab' : 'Elsewhere');
-		error.name = 'AbortError';
+		const error = process.env.NODE_ENV !== 'production' ? Object.assign(new Error('Settled, replaced or cleared in another tab'), {name: 'AbortError'}) : abortError();
 		this.#result = {
 			status: 'unresolved', key: this.key, reason: 'aborted', error, attempts: this.attempts, mayHaveBeenSent: this.mayHaveBeenSent,
 		};
@@ -511,10 +512,17 @@ export class Intent<Data = unknown> {
 		try {
 			return await this.#retryLoop(signal, onlyIfInterrupted, written);
 		} catch (error) {
-			// A rollback that found another tab's attempt on record leaves that tab's record alone:
-			// this page only stops showing its own send as sending.
-			const mine = this.#prior ? await this.#rollBack() : true;
-			if (this.#record.state === 'sending') await this.#stopSending(mine);
+			// Nothing left in this run (its first `headers()` threw): the attempt put on record ahead of
+			// it is taken back, and the stored record is as it was (`sending` for an interrupted one,
+			// which a later resume() sends). This page no longer shows it as sending, since nothing
+			// sends it from here; that is stored only where an attempt left: it may have been sent.
+			const takenBack = this.#prior !== undefined;
+			if (takenBack) await this.#rollBack();
+			if (this.#record.state === 'sending') {
+				// Never stored over an outcome another sender (the service worker) stored meanwhile.
+				await this.#writeBack(reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()}), stored => !takenBack && !isSettled(stored.state));
+			}
+
 			throw error;
 		}
 	}
@@ -523,26 +531,31 @@ export class Intent<Data = unknown> {
 	async #retryLoop(signal: AbortSignal, onlyIfInterrupted: boolean, written: boolean): Promise<IntentResult | typeof ELSEWHERE | undefined> {
 		const {options, budget, emit} = this.#ctx;
 		const {retry} = options;
+		/** Attempts made in this run; `made`, those that count against `retry.limit`. */
+		let tries = 0;
 		let made = 0;
 		let lastRetryCost: number | undefined;
 		let answer: Answer | undefined;
 		for (;;) {
 			const stop = await this.#beforeAttempt(signal, answer);
 			if (stop) return stop;
-			if (isOffline(options.isOnline)) {
+			let offline = isOffline(options.isOnline);
+			if (offline) {
 				emit({type: 'wait-online', key: this.key, scope: this.scope, attempt: this.attempts});
-				await waitForOnline(retry.maxDelay, signal, options.isOnline).catch(() => undefined);
+				// At least a second: offline attempts are not limited, so no `maxDelay` of 0 may make them a storm.
+				await waitForOnline(Math.max(retry.maxDelay, 1000), signal, options.isOnline).catch(() => undefined);
 				const stopped = await this.#beforeAttempt(signal, answer);
 				if (stopped) return stopped;
+				offline = isOffline(options.isOnline);
 			}
 
-			const prewritten = written && made === 0;
+			const prewritten = written && tries === 0;
 			let recorded: Written = true;
 			const {url, method, body} = this.#record.request;
 			const next = await attempt(this.#ctx.transport, {url, method, body, headers: async () => this.#headers()}, options.timeout, signal, async () => {
 				// Write-ahead: the attempt is on record before a byte leaves.
 				// Only the user's own press (`send()`, its first attempt) may write back a record that vanished.
-				if (!prewritten) recorded = await this.#recordAttempt(onlyIfInterrupted && made === 0, !onlyIfInterrupted && made === 0);
+				if (!prewritten) recorded = await this.#recordAttempt(onlyIfInterrupted && tries === 0, !onlyIfInterrupted && tries === 0);
 				if (recorded !== true) return false;
 				this.#prior = undefined;
 				this.#sentHere = true;
@@ -551,17 +564,29 @@ export class Intent<Data = unknown> {
 			});
 			if (recorded !== true) return recorded;
 			if (!next) return await this.#unresolve('aborted', answer);
-			made++;
 			answer = next;
+			tries++;
+			if (offline && 'error' in next && !next.timedOut && !next.unreadable) {
+				// Made while the device said it was offline, and no answer: most likely it never left, but
+				// the flag can be wrong, so the attempt stays counted. It uses up no retry and no budget:
+				// the intent is `pending` again, waiting for the network.
+				await this.#writeBack(reduce(this.#record, {type: 'wait', at: Date.now()}), stored => !isSettled(stored.state));
+				continue;
+			}
+
+			made++;
 			// Any earlier attempt, in this page, another tab or before a reload, may have reached the
 			// server: counted from the store by the write-ahead, not from this page's older copy.
 			const mayHaveReached = this.attempts > 1;
 
 			const verdict = classify(answer, options.classify, mayHaveReached);
-			const hidden = hiddenHeader(answer, mayHaveReached);
-			if (hidden && 'response' in answer) {
-				const {origin} = new URL(url);
-				this.#ctx.emitOnce(`${origin} ${hidden}`, {type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
+			// A diagnosis for developers, as their messages are: it changes no outcome.
+			if (process.env.NODE_ENV !== 'production') {
+				const hidden = hiddenHeader(answer, mayHaveReached);
+				if (hidden && 'response' in answer) {
+					const {origin} = new URL(url);
+					this.#ctx.emitOnce(`${origin} ${hidden}`, {type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
+				}
 			}
 
 			if ('response' in answer) this.#responseBody = answer.body;
@@ -653,7 +678,7 @@ export class Intent<Data = unknown> {
 			// Gone while this page holds the intent (cleared in another tab, "Clear site data"), and the
 			// user presses Retry: the page still has its key and bytes, and a retry with the key can
 			// only be replayed, so the record is written again from this page's copy.
-			record ??= mayRewrite && this.#rewritable(at) ? this.#record : undefined;
+			record ??= mayRewrite && this.rewritable(at) ? this.#record : undefined;
 			if (record?.key !== this.key || !canMove(record.state, 'sending') || (onlyIfInterrupted && !isResumable(record.state))) return undefined;
 			const {lease: _, ...current} = record;
 			next = reduce(current, {type: 'attempt', at});
@@ -674,8 +699,13 @@ export class Intent<Data = unknown> {
 		return stored.state === 'expired' ? this.#expire() : ELSEWHERE;
 	}
 
-	/** Whether this page's copy may be written back where its record vanished: still its scope's, unsettled, inside its window. */
-	#rewritable(now: number): boolean {
+	/** @internal The record as this page knows it. */
+	get record(): IntentRecord {
+		return this.#record;
+	}
+
+	/** @internal Whether this page's copy may be written back where its record vanished: still its scope's, unsettled, inside its window. */
+	rewritable(now: number): boolean {
 		return this.#ctx.isCurrent(this) && !this.#detached && !isSettled(this.#record.state) && isInsideWindow(this.#record, now);
 	}
 
@@ -694,15 +724,6 @@ export class Intent<Data = unknown> {
 			return mine;
 		});
 		return mine;
-	}
-
-	/**
-	 * An error stopped a send mid-way: no longer `sending` (a disabled button), but unresolved.
-	 * Stored only when `store` (the record is this tab's), and never over an outcome another
-	 * sender (the service worker) stored meanwhile.
-	 */
-	async #stopSending(store = true): Promise<void> {
-		await this.#writeBack(reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()}), stored => store && !isSettled(stored.state));
 	}
 
 	/**

@@ -5,16 +5,17 @@ import type {IntentState} from './types.js';
  * The life of an intent, in one place:
  *
  *   pending ──attempt──▶ sending ──2xx──────────▶ succeeded   (record deleted)
- *      │                  │  ▲ ──4xx──────────▶ failed      (record deleted)
- *      │                  │  └─ retry (same key)
- *      │                  ├──out of retries──▶ unresolved ──send() again──▶ sending
- *      └──past window──▶ expired ◀──past window──┘
+ *    ▲ │                  │  ▲ ──4xx──────────▶ failed      (record deleted)
+ *    │ │                  │  └─ retry (same key)
+ *    │ │                  ├──out of retries──▶ unresolved ──send() again──▶ sending
+ *    │ └──past window──▶ expired ◀──past window──┘
+ *    └──offline, no answer (waits for the network; attempts kept)──┘ (from sending)
  *
  * An abort before the first attempt leaves an intent `pending`; after it, `unresolved`.
  */
 const MOVES: Record<IntentState, readonly IntentState[]> = {
 	pending: ['sending', 'expired'],
-	sending: ['sending', 'succeeded', 'failed', 'unresolved', 'expired'],
+	sending: ['sending', 'succeeded', 'failed', 'unresolved', 'expired', 'pending'],
 	unresolved: ['sending', 'expired'],
 	succeeded: [],
 	failed: [],
@@ -67,6 +68,8 @@ export type IntentAction =
 	| {type: 'settle'; state: 'succeeded' | 'failed'; at: number}
 	| {type: 'unresolve'; cause: Cause; at: number}
 	| {type: 'expire'; at: number}
+	/** An attempt made while the device said it was offline got no answer: wait for the network. */
+	| {type: 'wait'; at: number}
 	/** Another tab sent the intent and told us how it ended. */
 	| {type: 'observe'; state: IntentState; attempts: number; cause?: Cause | undefined; at: number};
 
@@ -86,7 +89,7 @@ export function reduce(record: IntentRecord, action: IntentAction): IntentRecord
 		? 'sending'
 		: action.type === 'settle'
 			? action.state
-			: action.type === 'unresolve' ? 'unresolved' : 'expired';
+			: action.type === 'unresolve' ? 'unresolved' : action.type === 'wait' ? 'pending' : 'expired';
 	if (!canMove(record.state, to)) {
 		throw new Error(process.env.NODE_ENV !== 'production' ? `sendonce: an intent cannot move from ${record.state} to ${to}` : `${record.state} → ${to}`);
 	}

@@ -1,4 +1,5 @@
-import {createClient, type Client} from '../core/client.js';
+import type {Client} from '../core/client.js';
+import {createClient} from '../stores/client.js';
 import type {SendOnceClient} from '../core/client-api.js';
 import {invalidRequest} from '../core/errors/invalid-request-error.js';
 import {OutcomeUnknownError} from '../core/errors/outcome-unknown-error.js';

@@ -1,7 +1,7 @@
 import {StoreError} from '../core/errors/store-error.js';
 import type {IntentStore, SendOnceEvent, StoreOption} from '../core/types.js';
 import {memoryStore} from './memory.js';
-import {probe, roundTrip} from './probe.js';
+import {probe, roundTrip} from '../core/probe.js';
 
 // The browser stores are imported when a client first needs one, never before: an app with a
 // memory or custom store, or one rendered on a server, does not load their code.

@@ -1,5 +1,5 @@
 import {INDETERMINATE_STATUSES} from '../core/classify.js';
-import {createClient} from '../core/client.js';
+import {createClient} from '../stores/client.js';
 import {parseRecord} from '../core/record.js';
 import {isSendable} from '../core/state.js';
 import {indexedDbStore} from '../stores/indexeddb.js';

@@ -11,7 +11,7 @@ import {
 	type SendOnceEvent,
 } from '../../src/index.js';
 import type {IntentRecord} from '../../src/core/record.js';
-import {PROBE_TIMEOUT} from '../../src/stores/probe.js';
+import {PROBE_TIMEOUT} from '../../src/core/probe.js';
 import {resolveStore} from '../../src/stores/resolve.js';
 import {trapBrowserGlobals} from './ssr-traps.js';
 

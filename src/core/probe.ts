@@ -1,5 +1,5 @@
-import {StoreError} from '../core/errors/store-error.js';
-import type {IntentStore} from '../core/types.js';
+import {StoreError} from './errors/store-error.js';
+import type {IntentStore} from './types.js';
 
 /**
  * How long a store may take to prove it works, in milliseconds. Safari can leave
