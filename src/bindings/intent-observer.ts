@@ -66,6 +66,12 @@ export interface IntentView {
 	request: StoredRequest | undefined;
 	/** A programming or storage error from the last call (never a network outcome). */
 	error: unknown;
+	/**
+	 * The scope's stored intent is still being looked for (after a reload, for a few milliseconds):
+	 * show the form as loading, its fields and Send disabled, since a press now could start another
+	 * intent beside the one about to be shown.
+	 */
+	loading: boolean;
 	/** Set when `send()` was refused because the previous intent may have been sent. */
 	conflict: IntentConflict | undefined;
 }
@@ -102,10 +108,12 @@ interface Held {
 	error: unknown;
 	/** `send()` was called and its intent is being made: the form must not be sent again. */
 	preparing: boolean;
+	/** The scope's stored intent is not known yet. */
+	loading: boolean;
 }
 
 /** Every field of {@link IntentView}. */
-export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'request', 'error', 'conflict'] as const;
+export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'request', 'error', 'conflict', 'loading'] as const;
 
 /**
  * The state of one scope's form, framework-free: React's and Vue's `useIntent` are thin
@@ -117,7 +125,7 @@ export class IntentObserver implements IntentActions {
 	readonly #client: SendOnceClient;
 	readonly #scope: string;
 	readonly #listeners = new Set<() => void>();
-	#held: Held = {intent: undefined, conflict: undefined, error: undefined, preparing: false};
+	#held: Held = {intent: undefined, conflict: undefined, error: undefined, preparing: false, loading: true};
 	#view: IntentView;
 	#looked = false;
 	#acted = false;
@@ -147,7 +155,7 @@ export class IntentObserver implements IntentActions {
 		this.#acted = true;
 		// Synchronously 'pending': a button disabled by `state` cannot be pressed twice. The conflict
 		// stays until an intent replaces it: a send that fails leaves the user where they were.
-		this.#set({error: undefined, preparing: true});
+		this.#set({error: undefined, preparing: true, loading: false});
 		let intent: Intent;
 		try {
 			intent = await this.#client.intent(this.#scope, request, options);
@@ -169,7 +177,7 @@ export class IntentObserver implements IntentActions {
 	readonly discard = async (): Promise<void> => {
 		this.#acted = true;
 		const {intent} = this.#held;
-		this.#set({intent: undefined, conflict: undefined, error: undefined, preparing: false});
+		this.#set({intent: undefined, conflict: undefined, error: undefined, preparing: false, loading: false});
 		try {
 			await intent?.discard();
 		} catch (error) {
@@ -190,13 +198,17 @@ export class IntentObserver implements IntentActions {
 	#lookUp(): void {
 		this.#looked = true;
 		this.#client.get(this.#scope).then(async stored => {
-			if (this.#acted || !stored) return;
-			this.#set({intent: stored});
+			if (this.#acted || !stored) {
+				this.#set({loading: false});
+				return;
+			}
+
+			this.#set({intent: stored, loading: false});
 			// Only an interrupted intent is sent again; resume() checks once more, as another tab
 			// may have settled it since.
 			if (isResumable(stored.state)) await stored.resume();
 		}).catch((error: unknown) => {
-			this.#set({error});
+			this.#set({error, loading: false});
 		});
 	}
 
@@ -239,6 +251,7 @@ export class IntentObserver implements IntentActions {
 			request: live?.request,
 			error,
 			conflict,
+			loading: this.#held.loading,
 		};
 	}
 }

@@ -10,7 +10,8 @@ import {Records} from './records.js';
 import {probe} from './probe.js';
 import {chooseIntent, type Held} from './scope.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
-import {isResumable, isSendable, isSettled, reduce} from './state.js';
+import {decide} from './decide.js';
+import {isInsideWindow, isResumable, isSettled, reduce} from './state.js';
 import {createTransport, type Transport} from './transport.js';
 import type {ClientOptions, IntentOptions, IntentRequest, IntentResult, IntentStore, SendOnceEvent, SendOptions, StoreOption} from './types.js';
 import type {SendOnceClient} from './client-api.js';
@@ -383,10 +384,10 @@ export class Client implements SendOnceClient, IntentContext {
 			await this.records.updateMany(batch.flatMap((intent, index) => {
 				const lease = claims[index]?.lease;
 				return claims[index] ? [[intent.scope, record => {
-					if (record?.key !== intent.key || !isSendable(record, now)) return undefined;
-					const {lease: _, ...current} = record;
-					const next = reduce(current, {type: 'attempt', at: now});
-					priors.set(intent, current);
+					const next = record && isInsideWindow(record, now) ? decide(record, intent.record, {type: 'attempt', resume: true, rewrite: false}, now) : undefined;
+					if (!next) return undefined;
+					const {lease: _, ...prior} = record!;
+					priors.set(intent, prior);
 					written.set(intent, lease ? {...next, lease: {...lease}} : next);
 					return written.get(intent);
 				}] as const] : [];

@@ -13,6 +13,7 @@ import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
 import {storedRequest} from './stored-request.js';
 import {canMove, isInsideWindow, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
+import {copy, decide, type Write} from './decide.js';
 import type {Transport} from './transport.js';
 import type {StandardSchemaV1} from './standard-schema.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, StoredRequest, UnresolvedReason} from './types.js';
@@ -326,7 +327,7 @@ export class Intent<Data = unknown> {
 		const current = this.#ctx.isCurrent(this);
 		this.#letGo();
 		// Only this intent's record: another tab may have put a new intent in the scope since.
-		if (current) await this.#ctx.records.change(this.scope, this.key, () => null);
+		if (current) await this.#ctx.records.change(this.scope, this.key, stored => decide(stored, this.#record, {type: 'forget', unsent: false}, Date.now()));
 	}
 
 	/** Stops and forgets the intent in this page; the store is the caller's to change. */
@@ -348,8 +349,9 @@ export class Intent<Data = unknown> {
 		if (this.#ctx.isCurrent(this)) {
 			// One store step: the check and the delete.
 			await this.#ctx.records.change(this.scope, this.key, stored => {
-				kept = stored.attempts > 0 ? stored : undefined;
-				return kept ? undefined : null;
+				const store = decide(stored, this.#record, {type: 'forget', unsent: true}, Date.now());
+				kept = store === undefined ? stored : undefined;
+				return store;
 			});
 		}
 
@@ -429,13 +431,11 @@ export class Intent<Data = unknown> {
 
 			const outcome = await coordinator.waitForOwner(this.key, this.scope, signal);
 			if (outcome) return await this.#adoptOutcome(outcome);
-			// The owner let go without a word (it crashed, or its lease went stale): look again.
-			const stored = await records.read(this.scope);
-			if (stored?.key === this.key && stored.state === 'succeeded') return await this.#adoptOutcome(deliveredResult(stored));
-			// Gone while another tab held it: that tab may have settled it unheard, or its user replaced
-			// or discarded it there. Never written back from here.
-			if (stored?.key !== this.key || isSettled(stored.state)) return await this.#lost(stored === undefined);
-			this.#observe(stored);
+			// The owner let go without a word (it crashed, or its lease went stale): look again. Gone
+			// while another tab held it, that tab may have settled it unheard, or its user replaced or
+			// discarded it there: never written back from here.
+			const taken = await this.#takeIn(await records.read(this.scope));
+			if (taken) return taken;
 			if (onlyIfInterrupted && !isResumable(this.state)) return undefined;
 		}
 	}
@@ -457,15 +457,7 @@ export class Intent<Data = unknown> {
 	 */
 	async #adoptOutcome(result: IntentResult): Promise<IntentResult> {
 		const state = result.status;
-		const next = reduce(this.#record, {type: 'observe', state, attempts: result.attempts, at: Date.now(), cause: state === 'unresolved' ? causeOf(result) : undefined});
-		if (this.#ctx.isCurrent(this)) {
-			await this.#change(stored => {
-				if (stored.attempts > result.attempts) return undefined;
-				return isSettled(state) ? null : next;
-			});
-		}
-
-		this.#record = next;
+		await this.#write({type: 'heard', action: {type: 'observe', state, attempts: result.attempts, at: Date.now(), cause: state === 'unresolved' ? causeOf(result) : undefined}});
 		this.#result = result;
 		// The answer is the other sender's: this page's last body belongs to its own older answer.
 		this.#responseBody = undefined;
@@ -520,7 +512,10 @@ export class Intent<Data = unknown> {
 			if (takenBack) await this.#rollBack();
 			if (this.#record.state === 'sending') {
 				// Never stored over an outcome another sender (the service worker) stored meanwhile.
-				await this.#writeBack(reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()}), stored => !takenBack && !isSettled(stored.state));
+				const action: IntentAction = {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()};
+				if (takenBack) this.#record = reduce(this.#record, action);
+				else await this.#write({type: 'move', action});
+				this.#publish();
 			}
 
 			throw error;
@@ -570,7 +565,8 @@ export class Intent<Data = unknown> {
 				// Made while the device said it was offline, and no answer: most likely it never left, but
 				// the flag can be wrong, so the attempt stays counted. It uses up no retry and no budget:
 				// the intent is `pending` again, waiting for the network.
-				await this.#writeBack(reduce(this.#record, {type: 'wait', at: Date.now()}), stored => !isSettled(stored.state));
+				await this.#write({type: 'move', action: {type: 'wait', at: Date.now()}});
+				this.#publish();
 				continue;
 			}
 
@@ -608,7 +604,16 @@ export class Intent<Data = unknown> {
 			}
 
 			if (signal.aborted) return await this.#unresolve('aborted', answer);
-			if (made >= retry.limit) return await this.#unresolve('exhausted', await this.#explained(answer));
+			if (made >= retry.limit) {
+				// A network error from another origin, explained when it was most likely CORS: for
+				// developers, as their messages are (it changes no outcome, and costs a request).
+				if (process.env.NODE_ENV !== 'production' && 'error' in answer) {
+					const error = await corsRefusal(url, answer.error, options.headerName, options.timeout);
+					if (error) answer = {...answer, error};
+				}
+
+				return await this.#unresolve('exhausted', answer);
+			}
 
 			const retryAfter = 'response' in answer ? parseRetryAfter(answer.response.headers['retry-after']) : undefined;
 			if (retryAfter !== undefined && retryAfter > retry.maxRetryAfter) return await this.#unresolve('exhausted', answer);
@@ -635,14 +640,6 @@ export class Intent<Data = unknown> {
 		if (!schema) return {data};
 		const checked = await schema['~standard'].validate(data);
 		return checked.issues ? {data, issues: checked.issues} : {data: checked.value};
-	}
-
-	/** A network error from another origin, explained when it was most likely CORS. */
-	async #explained(answer: Answer): Promise<Answer> {
-		if (!('error' in answer)) return answer;
-		const {options} = this.#ctx;
-		const error = await corsRefusal(this.#record.request.url, answer.error, options.headerName, options.timeout);
-		return error ? {...answer, error} : answer;
 	}
 
 	/** Stops for an abort or an expired window; otherwise undefined: go ahead. */
@@ -673,16 +670,13 @@ export class Intent<Data = unknown> {
 		if (!this.#ctx.isCurrent(this)) return ELSEWHERE;
 		const at = Date.now();
 		let next: IntentRecord | undefined;
+		// Gone while this page holds the intent (cleared in another tab, "Clear site data"), and the
+		// user presses Retry: the page still has its key and bytes, and a retry with the key can
+		// only be replayed, so the record is written again from this page's copy.
+		const write: Write = {type: 'attempt', resume: onlyIfInterrupted, rewrite: mayRewrite && this.rewritable(at)};
 		const stored = await this.#ctx.records.update(this.scope, record => {
-			next = undefined;
-			// Gone while this page holds the intent (cleared in another tab, "Clear site data"), and the
-			// user presses Retry: the page still has its key and bytes, and a retry with the key can
-			// only be replayed, so the record is written again from this page's copy.
-			record ??= mayRewrite && this.rewritable(at) ? this.#record : undefined;
-			if (record?.key !== this.key || !canMove(record.state, 'sending') || (onlyIfInterrupted && !isResumable(record.state))) return undefined;
-			const {lease: _, ...current} = record;
-			next = reduce(current, {type: 'attempt', at});
-			return this.#withLease(next);
+			next = decide(record, this.#record, write, at) ?? undefined;
+			return next && this.#withLease(next);
 		});
 		if (next) {
 			this.#record = next;
@@ -712,43 +706,43 @@ export class Intent<Data = unknown> {
 	/**
 	 * The attempt put on record ahead of the send never left (an abort, a `headers()` that
 	 * threw, an expired window): the record goes back to what it was, since nothing can have
-	 * happened.
+	 * happened. False when another sender counted an attempt since: its record is left alone.
 	 */
 	async #rollBack(): Promise<boolean> {
-		const next = {...this.#prior!, updatedAt: Date.now()};
-		const wrote = this.#record.attempts;
+		const prior = this.#prior!;
 		this.#prior = undefined;
-		let mine = true;
-		await this.#writeBack(next, stored => {
-			mine = stored.attempts === wrote;
-			return mine;
-		});
-		return mine;
+		return this.#write({type: 'withdraw', prior});
 	}
 
 	/**
-	 * Takes `next` as this intent's record and stores it, with this tab's lease; a store that
-	 * fails is reported, not thrown: the caller is already on its way out with another error.
+	 * Makes `write` to this intent's stored record, as `decide` says, with this tab's lease, and
+	 * takes the page's copy it gives (published by the caller). A store that fails is reported as
+	 * a `store-error` event, not thrown: the caller is on its way to an outcome. False when the
+	 * store failed, or held this intent's record and `decide` left it as it was.
 	 */
-	async #writeBack(next: IntentRecord, unchanged: (stored: IntentRecord) => boolean = () => true): Promise<void> {
-		this.#record = next;
-		this.#publish();
-		if (!this.#ctx.isCurrent(this)) return;
-		await this.#change(stored => (unchanged(stored) ? this.#withLease(next) : undefined));
+	async #write(write: Exclude<Write, {type: 'attempt' | 'forget'}>): Promise<boolean> {
+		const page = this.#record;
+		this.#record = copy(page, write, Date.now());
+		return this.#store(write, page);
 	}
 
-	/**
-	 * Changes this intent's stored record (see `Records.change`); a store that fails is reported as
-	 * a `store-error` event, not thrown. Resolves to whether the change was made.
-	 */
-	async #change(change: (stored: IntentRecord) => IntentRecord | null | undefined): Promise<boolean> {
+	/** The store's part of {@link #write}, for the page's copy `page`. */
+	async #store(write: Write, page = this.#record): Promise<boolean> {
+		if (!this.#ctx.isCurrent(this)) return true;
+		const at = Date.now();
+		let left = false;
 		try {
-			await this.#ctx.records.change(this.scope, this.key, change);
-			return true;
+			await this.#ctx.records.change(this.scope, this.key, stored => {
+				const store = decide(stored, page, write, at);
+				left = store === undefined;
+				return store && this.#withLease(store);
+			});
 		} catch (error) {
 			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
 			return false;
 		}
+
+		return !left;
 	}
 
 	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
@@ -780,9 +774,12 @@ export class Intent<Data = unknown> {
 			return this.#finish(undefined, result);
 		}
 
-		const stored = await this.#catchUp();
-		if (stored === 'gone') return this.#lost();
-		if (stored?.state === 'succeeded') return this.#adoptOutcome(deliveredResult(stored));
+		// Another tab may have sent it meanwhile: it must not be stored, nor reported, as never sent.
+		if (this.#ctx.isCurrent(this)) {
+			const taken = await this.#takeIn(await this.#ctx.records.read(this.scope).catch(() => this.#record));
+			if (taken) return taken;
+		}
+
 		const action: IntentAction | undefined = this.#record.state === 'expired' ? undefined : {type: 'expire', at: Date.now()};
 		return this.#finish(action, {
 			status: 'expired',
@@ -793,24 +790,15 @@ export class Intent<Data = unknown> {
 	}
 
 	/**
-	 * Takes in the stored record when another tab made more attempts than this page knows of:
-	 * an intent this page held from before, expired now, may have been sent from elsewhere
-	 * meanwhile, and must not be stored, nor reported, as never sent. The stored record, or
-	 * 'gone' when another tab settled, replaced or cleared it.
+	 * Takes in what the store holds for this intent, read just now: a delivery's note is its
+	 * outcome; gone, or another intent's (settled, replaced or cleared elsewhere), this page lost
+	 * it; else the record is observed, and undefined: carry on.
 	 */
-	async #catchUp(): Promise<IntentRecord | 'gone' | undefined> {
-		if (!this.#ctx.isCurrent(this)) return undefined;
-		let stored: IntentRecord | undefined;
-		try {
-			stored = await this.#ctx.records.read(this.scope);
-		} catch {
-			return undefined;
-		}
-
-		// Settled, replaced or cleared by another tab: what it announced, if this tab heard it.
-		if (stored?.key !== this.key || stored.state === 'failed') return 'gone';
-		if (stored.attempts > this.attempts && stored.state !== 'succeeded') this.#observe(stored);
-		return stored;
+	async #takeIn(stored: IntentRecord | undefined): Promise<IntentResult | undefined> {
+		if (stored?.key === this.key && stored.state === 'succeeded') return this.#adoptOutcome(deliveredResult(stored));
+		if (stored?.key !== this.key || isSettled(stored.state)) return this.#lost(stored === undefined);
+		this.#observe(stored);
+		return undefined;
 	}
 
 	/**
@@ -831,7 +819,8 @@ export class Intent<Data = unknown> {
 			}
 		}
 
-		const next = action ? reduce(this.#record, action) : this.#record;
+		const page = this.#record;
+		const next = action ? reduce(page, action) : page;
 		this.#record = next;
 		this.#result = result;
 		if (current && action && next.state === 'succeeded') {
@@ -840,8 +829,7 @@ export class Intent<Data = unknown> {
 			// sent again with its key and the server replays its answer.
 			this.#deleting = records.removeSoon(this.scope, this.key);
 		} else if (current && action && !isSettled(next.state)) {
-			// Attempts never go down in the store: one it counted may have reached the server.
-			await this.#change(stored => this.#withLease(stored.attempts > next.attempts ? {...next, attempts: stored.attempts} : next));
+			await this.#store({type: 'move', action}, page);
 		}
 
 		if (isSettled(next.state)) this.#ctx.forget(this);
@@ -869,8 +857,7 @@ export class Intent<Data = unknown> {
 		if (await records.removeNow(this.scope, this.key)) return true;
 		// The mark is a write of its own, with no deletion riding along to fail it again.
 		records.keep(this.key);
-		const settled = reduce(this.#record, action);
-		if (!await this.#change(() => settled)) return false;
+		if (!await this.#store({type: 'move', action})) return false;
 
 		void records.removeSoon(this.scope, this.key);
 		return true;

@@ -12,7 +12,9 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 export function toResponse(result: Extract<IntentResult, {status: 'succeeded' | 'failed'}>, body: ArrayBuffer | string | undefined, url: string): Response {
 	const {status, headers, redirected} = result.response;
 	const {data} = result;
-	const response = new Response(NULL_BODY.has(status) ? null : body ?? (data === undefined ? '' : typeof data == 'string' || data instanceof ArrayBuffer ? data : JSON.stringify(data)), {status, headers});
+	// A JSON string (`"ok"`) is serialised again too: its text alone would not parse.
+	const text = typeof data == 'string' && !/[/+]json\b/i.test(headers['content-type'] ?? '');
+	const response = new Response(NULL_BODY.has(status) ? null : body ?? (data === undefined ? '' : text || data instanceof ArrayBuffer ? data : JSON.stringify(data)), {status, headers});
 	// As fetch's own: where the answer came from.
 	Object.defineProperties(response, {url: {value: result.response.url ?? url}, redirected: {value: redirected === true}});
 	return response;

@@ -1,3 +1,5 @@
+import {parseRecord} from '../core/record.js';
+import {reduce} from '../core/state.js';
 import type {IntentStore} from '../core/types.js';
 
 /** The longest a send waits for its notes to be written before it lets the worker stop. */
@@ -48,8 +50,11 @@ export function keepDelivered(store: IntentStore): DeliveredStore {
 			if (isNote(old)) return old;
 			if (typeof record?.key !== 'string' || !waiting.has(record.key)) return undefined;
 			noted.push(record.key);
-			const {lease: _, ...rest} = record;
-			return {...rest, state: 'succeeded', updatedAt: Date.now()};
+			// Read through the pages' own validation, and moved as the state machine moves it.
+			const parsed = parseRecord(old);
+			if (!('record' in parsed)) return undefined;
+			const {lease: _, ...rest} = parsed.record;
+			return reduce(rest, {type: 'observe', state: 'succeeded', attempts: rest.attempts, at: Date.now()});
 		}]);
 		try {
 			await store.updateMany!(wrapped);

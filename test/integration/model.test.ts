@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import {afterAll, beforeAll, expect, test, vi} from 'vitest';
-import {createClient, memoryStore, type Intent, type IntentStore, type SendOnceClient, type SendOnceEvent} from '../../src/index.js';
+import {createClient, memoryStore, type Intent, type IntentResult, type IntentStore, type SendOnceClient, type SendOnceEvent} from '../../src/index.js';
 import {startContractServer, type ContractServer, type Fault} from '../server/contract-server.js';
 
 /*
@@ -8,7 +8,9 @@ import {startContractServer, type ContractServer, type Fault} from '../server/co
  * leases, as Node has no Web Locks), against the contract server with random faults, while
  * random commands interleave: intent() with the same or another body, send, abort, discard,
  * resume, clear, reloads (a page dies mid-flight, a new one opens on the same store), clock
- * jumps and store failures. After every command:
+ * jumps, store failures, a `headers()` that throws once, and pages going offline and back (issue
+ * 31). After every command:
+ * - a send that ended left its page's snapshot saying what its result says (never `sending`);
  * - no user action (a scope and body between two choices that end it: replace, discard, clear,
  *   or a definitive outcome the app was told) is carried out by the server under two keys;
  * - no unsettled intent is lost: each is stored, or settled, or dropped by the user.
@@ -87,6 +89,10 @@ interface Tab {
 	readonly client: SendOnceClient;
 	readonly held: Map<Scope, Intent>;
 	readonly controllers: Map<Scope, AbortController>;
+	/** The page's next `headers()` throws (its auth layer has no token yet). */
+	failHeaders: boolean;
+	/** What the page's `isOnline()` says. */
+	offline: boolean;
 }
 
 interface KeyInfo {
@@ -116,6 +122,8 @@ class World {
 	/** Sends and resumes started by pages, with whether their page still lives. */
 	readonly pending: Array<{promise: Promise<unknown>; page: {dead: boolean}; done: boolean}> = [];
 	readonly log: string[] = [];
+	/** Sends whose page's snapshot disagreed with their result. */
+	readonly disagreements: string[] = [];
 
 	constructor(readonly run: number) {}
 
@@ -157,14 +165,33 @@ class World {
 
 		const client = createClient({
 			store: pageStore(this.shared, page, this.failing, value => this.learn(value, tab)),
+			headers() {
+				if (!tab.failHeaders) return {};
+				tab.failHeaders = false;
+				throw new Error('no token yet');
+			},
+			isOnline: () => !tab.offline,
 			fetch: async (input: RequestInfo | URL, init?: RequestInit) => (page.dead ? new Promise<never>(() => undefined) : fetch(input, init)),
 			timeout: 100,
 			retry: {limit: 3, baseDelay: 5, maxDelay: 20, budget: false},
 			onEvent,
 		});
-		const tab: Tab = {page, client, held: new Map(), controllers: new Map()};
+		const tab: Tab = {page, client, held: new Map(), controllers: new Map(), failHeaders: false, offline: false};
 		this.tabs[slot] = tab;
 		return tab;
+	}
+
+	/**
+	 * A send of `intent` ended with `result`: the page's snapshot must say what the result says, and
+	 * never `sending` once it is in (nothing sends it from this page then), unless its caller aborted.
+	 */
+	settled(intent: Intent, result: IntentResult, page: {dead: boolean}, signal: AbortSignal): void {
+		// A caller that aborted ends its own wait only: the intent may still be sending (here or elsewhere).
+		// A discarded intent is shown as none at all.
+		if (page.dead || signal.aborted || intent.snapshot.discarded) return;
+		const {state} = intent.snapshot;
+		const agrees = result.status === 'unresolved' ? state === 'unresolved' || state === 'pending' || state === 'expired' : state === result.status;
+		if (!agrees) this.disagreements.push(`${intent.key}: snapshot ${state}, result ${result.status}${result.status === 'unresolved' ? ` (${result.reason})` : ''}`);
 	}
 
 	track(promise: Promise<unknown>, page: {dead: boolean}): void {
@@ -210,6 +237,14 @@ class World {
 		const known = this.keys.get(record.key);
 		// Stored as expired (past its window, or made by a clock that ran fast): never sent, a new press replaces it.
 		if (known && record.state === 'expired') known.expired = true;
+		if (known?.neverSent && !tab.page.dead) {
+			// Replaced in another tab as never sent, then cleared there, while this page still showed
+			// it: only its user's press writes it again (issue 31), a new action under the same key.
+			known.neverSent = false;
+			known.status = 'open';
+			known.epoch = this.epoch(known.scope, known.body);
+		}
+
 		if (known) return;
 		const [run, scope, body] = (JSON.parse(record.request.body) as {order: string}).order.split('/') as [string, Scope, Body];
 		if (Number(run) !== this.run) return;
@@ -244,6 +279,8 @@ class World {
 		for (const [key, info] of this.keys) {
 			if (info.neverSent) expect(server.keys.includes(key), `${key} was replaced as never sent, and was sent\n${this.log.join('\n')}`).toBe(false);
 		}
+
+		expect(this.disagreements, `a snapshot disagreed with its send's result\n${this.log.join('\n')}`).toEqual([]);
 
 		// No unsettled intent lost.
 		const stored = JSON.stringify(await this.shared.list());
@@ -300,7 +337,7 @@ const sendCommand = fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at
 		if (!tab || !intent) return;
 		const controller = new AbortController();
 		tab.controllers.set(where, controller);
-		world.track(intent.send({signal: controller.signal}), tab.page);
+		world.track(intent.send({signal: controller.signal}).then(result => world.settled(intent, result, tab.page, controller.signal)), tab.page);
 	}));
 
 /**
@@ -319,7 +356,7 @@ const pressCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where, 
 	try {
 		const intent = await tab.client.intent(where, world.request(where, what));
 		tab.held.set(where, intent);
-		world.track(intent.send({signal: controller.signal}), tab.page);
+		world.track(intent.send({signal: controller.signal}).then(result => world.settled(intent, result, tab.page, controller.signal)), tab.page);
 	} catch {
 		// As intent().
 	}
@@ -371,6 +408,14 @@ const commands: Array<fc.Arbitrary<Command>> = [
 	fc.constantFrom(11_000, -3_600_000, 25 * 3_600_000).map(ms => command(`clock ${ms > 0 ? '+' : ''}${ms} ms`, async () => {
 		vi.setSystemTime(Date.now() + ms);
 	})),
+	slot.map(at => command(`tab ${at}: headers() fails next`, async world => {
+		const tab = world.tabs[at];
+		if (tab) tab.failHeaders = true;
+	})),
+	fc.tuple(slot, fc.boolean()).map(([at, offline]) => command(`tab ${at}: ${offline ? 'offline' : 'online'}`, async world => {
+		const tab = world.tabs[at];
+		if (tab) tab.offline = offline;
+	})),
 	fc.boolean().map(on => command(`store ${on ? 'fails' : 'works'}`, async world => {
 		world.failing.on = on;
 	})),
@@ -395,9 +440,10 @@ test(`${RUNS} runs of random tabs, reloads, clocks, store failures and faults: n
 		try {
 			await fc.asyncModelRun(() => ({model: world, real: world}), cmds);
 
-			// Faults stop, the store works again, crashed pages' leases go stale.
+			// Faults stop, the store works again, every page is online, crashed pages' leases go stale.
 			server.faults.length = 0;
 			world.failing.on = false;
+			for (const tab of world.tabs) if (tab) tab.offline = false;
 			vi.setSystemTime(Date.now() + 11_000);
 			const living = world.pending.filter(entry => !entry.page.dead);
 			const settled = await Promise.race([

@@ -510,7 +510,9 @@ describe.skipIf(inject('databaseUrl') === null)('transactional mode, as a hostil
 	});
 
 	test('two keys whose 32-bit hashes collide do not wait on each other', async () => {
-		const {rows} = await pool.query('SELECT array_agg(key) AS keys FROM (SELECT $1 || i AS key, hashtext($1 || i) AS h FROM generate_series(1, 200000) i) s GROUP BY h HAVING count(*) > 1 LIMIT 1', [`${uniqueName()}-`]);
+		// 200,000 names hold no colliding pair about once in a hundred runs (e^-4.7); 600,000, about
+		// once in 10^18 (e^-42): a run of this test failed for want of one, 5 December 2026.
+		const {rows} = await pool.query('SELECT array_agg(key) AS keys FROM (SELECT $1 || i AS key, hashtext($1 || i) AS h FROM generate_series(1, 600000) i) s GROUP BY h HAVING count(*) > 1 LIMIT 1', [`${uniqueName()}-`]);
 		const [slow, other] = rows[0].keys as [string, string];
 		let open!: () => void;
 		let started!: () => void;

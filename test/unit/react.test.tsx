@@ -297,3 +297,46 @@ describe('useIntent', () => {
 		expect(api.seen).toHaveLength(1);
 	});
 });
+
+describe('loading: the stored intent not known yet', () => {
+	function Loading() {
+		const {loading, state, key} = useIntent('contact-form');
+		return <output data-testid="loading">{`${String(loading)} ${state} ${key ?? ''}`}</output>;
+	}
+
+	const shown = () => screen.getByTestId('loading').textContent;
+
+	test('holds from the first render until the look-up ends, with nothing stored', async () => {
+		const store = memoryStore();
+		let answer!: () => void;
+		const answered = new Promise<void>(resolve => {
+			answer = resolve;
+		});
+		// The store answers when the test says: the first render is before it.
+		const slow: IntentStore = {...store, async get(id) {
+			await answered;
+			return store.get(id);
+		}};
+		render(<SendOnceProvider client={createClient({store: slow, ...FAST})}><Loading /></SendOnceProvider>);
+		expect(shown()).toBe('true idle ');
+		answer();
+		await waitFor(() => expect(shown()).toBe('false idle '));
+	});
+
+	test('ends with the stored intent shown, never an idle form in between', async () => {
+		const store = memoryStore();
+		const before = createClient({store, ...FAST});
+		const stored = await before.intent('contact-form', contact('Hello'));
+		const views: string[] = [];
+		function Recording() {
+			const {loading, state, key} = useIntent('contact-form');
+			views.push(`${String(loading)} ${state} ${key === stored.key ? 'stored' : key ?? ''}`);
+			return null;
+		}
+
+		const api = fakeApi(held().reply);
+		render(<SendOnceProvider client={createClient({store, fetch: api.fetch, ...FAST})}><Recording /></SendOnceProvider>);
+		await waitFor(() => expect(views.at(-1)).toMatch(/^false \w+ stored$/));
+		expect(views.filter(view => view.startsWith('false idle'))).toEqual([]);
+	});
+});

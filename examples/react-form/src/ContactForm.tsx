@@ -39,7 +39,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 	const [sent, setSent] = useStored<Draft | undefined>(SENT_KEY, undefined);
 	const [editing, setEditing] = useState(false);
 	const [afterClose, setAfterClose] = useState(deliversAfterClose);
-	const {state, attempts, key, result, mayHaveBeenSent, conflict, error, send, retry, discard} = useIntent('contact-form');
+	const {state, attempts, key, result, mayHaveBeenSent, conflict, error, loading, send, retry, discard} = useIntent('contact-form');
 	const busy = state === 'pending' || state === 'sending';
 	const undecided = state === 'unresolved' || state === 'expired';
 	// While the message may have been sent, the fields show its text and cannot change it, so
@@ -99,7 +99,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 	return (
 		<form className="card" aria-labelledby="form-title" data-testid="contact-form" noValidate onSubmit={submit}>
 			<h1 id="form-title">Contact us</h1>
-			<fieldset disabled={busy || locked || conflict !== undefined}>
+			<fieldset disabled={busy || locked || loading || conflict !== undefined}>
 				<label htmlFor="contact-name">Name</label>
 				<input id="contact-name" autoComplete="name" {...field('name')} />
 				<label htmlFor="contact-email">Email</label>
@@ -138,7 +138,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 
 			{/* Once sent, a second press would be a second message: "Write another message" first. */}
 			{(!undecided || editing) && !conflict && state !== 'succeeded' && (
-				<button type="submit" className="primary" data-testid="send" disabled={busy} aria-busy={busy}>
+				<button type="submit" className="primary" data-testid="send" disabled={busy || loading} aria-busy={busy}>
 					{busy ? messages.attempt(attempts) : messages.send}
 				</button>
 			)}
