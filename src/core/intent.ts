@@ -508,12 +508,15 @@ export class Intent<Data = unknown> {
 			// it is taken back, and the stored record is as it was (`sending` for an interrupted one,
 			// which a later resume() sends). This page no longer shows it as sending, since nothing
 			// sends it from here; that is stored only where an attempt left: it may have been sent.
+			// Waiting for the network (`pending`, an attempt made) is no longer so either: the store keeps
+			// it for the next resume().
 			const takenBack = this.#prior !== undefined;
 			if (takenBack) await this.#rollBack();
-			if (this.#record.state === 'sending') {
+			const {state, attempts} = this.#record;
+			if (state === 'sending' || (state === 'pending' && attempts > 0)) {
 				// Never stored over an outcome another sender (the service worker) stored meanwhile.
 				const action: IntentAction = {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()};
-				if (takenBack) this.#record = reduce(this.#record, action);
+				if (takenBack || state === 'pending') this.#record = reduce(this.#record, action);
 				else await this.#write({type: 'move', action});
 				this.#publish();
 			}
@@ -711,23 +714,24 @@ export class Intent<Data = unknown> {
 	async #rollBack(): Promise<boolean> {
 		const prior = this.#prior!;
 		this.#prior = undefined;
-		return this.#write({type: 'withdraw', prior});
+		// A store that failed is no other sender's attempt.
+		return await this.#write({type: 'withdraw', prior}) !== false;
 	}
 
 	/**
 	 * Makes `write` to this intent's stored record, as `decide` says, with this tab's lease, and
 	 * takes the page's copy it gives (published by the caller). A store that fails is reported as
 	 * a `store-error` event, not thrown: the caller is on its way to an outcome. False when the
-	 * store failed, or held this intent's record and `decide` left it as it was.
+	 * store held this intent's record and `decide` left it as it was; undefined when it failed.
 	 */
-	async #write(write: Exclude<Write, {type: 'attempt' | 'forget'}>): Promise<boolean> {
+	async #write(write: Exclude<Write, {type: 'attempt' | 'forget'}>): Promise<boolean | undefined> {
 		const page = this.#record;
 		this.#record = copy(page, write, Date.now());
 		return this.#store(write, page);
 	}
 
 	/** The store's part of {@link #write}, for the page's copy `page`. */
-	async #store(write: Write, page = this.#record): Promise<boolean> {
+	async #store(write: Write, page = this.#record): Promise<boolean | undefined> {
 		if (!this.#ctx.isCurrent(this)) return true;
 		const at = Date.now();
 		let left = false;
@@ -739,7 +743,7 @@ export class Intent<Data = unknown> {
 			});
 		} catch (error) {
 			this.#ctx.emit({type: 'store-error', key: this.key, scope: this.scope, error});
-			return false;
+			return undefined;
 		}
 
 		return !left;

@@ -14,7 +14,8 @@ import type {IntentState} from './types.js';
  * An abort before the first attempt leaves an intent `pending`; after it, `unresolved`.
  */
 const MOVES: Record<IntentState, readonly IntentState[]> = {
-	pending: ['sending', 'expired'],
+	// `unresolved`: an error stopped a send waiting for the network after an attempt.
+	pending: ['sending', 'expired', 'unresolved'],
 	sending: ['sending', 'succeeded', 'failed', 'unresolved', 'expired', 'pending'],
 	unresolved: ['sending', 'expired'],
 	succeeded: [],

@@ -248,3 +248,54 @@ describe('found by attacking the fixes', () => {
 		await drive(sending);
 	});
 });
+
+describe('found by attacking the decision function', () => {
+	test('an error after an offline wait (headers() throws once back online) leaves the page showing unresolved, the store pending for resume()', async () => {
+		let online = false;
+		let failHeaders = false;
+		const seen = api(() => (online ? created() : HttpResponse.error()));
+		const store = testStore();
+		const client = createClient({...FAST, store, isOnline: () => online, headers() {
+			if (!failHeaders) return {};
+			failHeaders = false;
+			throw new Error('no token yet');
+		}});
+		const intent = await client.intent('checkout', ORDER);
+		const sending = intent.send();
+		sending.catch(() => undefined);
+		await drive(until(() => seen.length === 1, 'the offline attempt'));
+		await until(() => intent.state === 'pending', 'the intent waiting for the network');
+		failHeaders = true;
+		online = true;
+		await expect(drive(sending)).rejects.toThrow('no token yet');
+
+		expect(intent.snapshot).toMatchObject({state: 'unresolved', attempts: 1, mayHaveBeenSent: true});
+		expect(store.record('checkout')).toMatchObject({state: 'pending', attempts: 1});
+		expect(await drive(client.resume())).toMatchObject([{status: 'succeeded', key: intent.key}]);
+		expect(new Set(seen.map(request => request.key))).toEqual(new Set([intent.key]));
+	});
+
+	test('resume()\'s attempt on record, the window ending before it leaves and the store failing then: the page shows expired, not sending', async () => {
+		api(() => created());
+		const base = testStore();
+		const earlier = createClient({...FAST, store: base, window: 60_000});
+		await earlier.intent('checkout', ORDER);
+		const record = base.record('checkout')!;
+		base.map.set('intent:checkout', {...record, state: 'sending', attempts: 1});
+		let failing = false;
+		const store = {...base, async set(id: string, value: unknown) {
+			if (failing) throw Object.assign(new Error('The transaction was aborted.'), {name: 'UnknownError'});
+			await base.set(id, value);
+			if ((value as {attempts?: number}).attempts === 2) {
+				// The store step took a while: the window ends meanwhile, and the store starts failing.
+				vi.setSystemTime(record.expiresAt + 1);
+				failing = true;
+			}
+		}};
+		const client = createClient({...FAST, store, window: 60_000});
+		const intent = (await client.get('checkout'))!;
+		await drive(client.resume());
+
+		expect(intent.snapshot.state).toBe('expired');
+	});
+});

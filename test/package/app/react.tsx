@@ -4,7 +4,7 @@ import {messages, useIntent} from 'sendonce/react';
 
 export function ContactForm() {
 	const [form, setForm] = useState({name: '', email: '', message: ''});
-	const {state, attempts, result, conflict, send, retry, discard} = useIntent('contact-form');
+	const {state, attempts, result, conflict, loading, send, retry, discard} = useIntent('contact-form');
 	const request = {url: '/api/contact', json: form};
 	const busy = state === 'pending' || state === 'sending';
 	const unsure = state === 'unresolved' || state === 'expired';
@@ -12,9 +12,9 @@ export function ContactForm() {
 	return (
 		<form onSubmit={event => { event.preventDefault(); void send(request); }}>
 			{/* Locked while it may have been sent: Retry sends the stored text, which the user should see. */}
-			<textarea value={form.message} readOnly={busy || unsure} onChange={event => setForm({...form, message: event.target.value})} />
+			<textarea value={form.message} readOnly={busy || unsure || loading} onChange={event => setForm({...form, message: event.target.value})} />
 			{state !== 'succeeded' && !unsure && (
-				<button disabled={busy}>{busy ? messages.attempt(attempts) : messages.send}</button>
+				<button disabled={busy || loading}>{busy ? messages.attempt(attempts) : messages.send}</button>
 			)}
 			{state === 'succeeded' && (
 				<p>{messages.sent} {result?.status === 'succeeded' && result.replayed && messages.replayed}
