@@ -134,10 +134,12 @@ export class Client implements SendOnceClient, IntentContext {
 				return {intent: earlier};
 			}
 
-			// The intent this page shows for the scope and may still write: where another tab cleared the
-			// store, it is what the scope holds (a press keeps its key), as the outcome heard for it says.
-			const page = live?.rewritable(Date.now()) ? live : undefined;
-			const heard = page && this.coordinator.received(page.key);
+			// The intent this page shows for the scope as one that may have been sent, and may still
+			// write: where another tab cleared the store, it is what the scope holds (a press keeps its
+			// key), as the outcome heard for it says. One never sent, and no outcome heard, is not: its
+			// record may be gone because another tab settled it (a first attempt refused) unheard.
+			const heard = live && this.coordinator.received(live.key);
+			const page = live?.rewritable(Date.now()) && (live.attempts > 0 || heard) ? live : undefined;
 
 			const pending = this.#newRecord(scope, prepared);
 			let fresh = pending;

@@ -237,14 +237,6 @@ class World {
 		const known = this.keys.get(record.key);
 		// Stored as expired (past its window, or made by a clock that ran fast): never sent, a new press replaces it.
 		if (known && record.state === 'expired') known.expired = true;
-		if (known?.neverSent && !tab.page.dead) {
-			// Replaced in another tab as never sent, then cleared there, while this page still showed
-			// it: only its user's press writes it again (issue 31), a new action under the same key.
-			known.neverSent = false;
-			known.status = 'open';
-			known.epoch = this.epoch(known.scope, known.body);
-		}
-
 		if (known) return;
 		const [run, scope, body] = (JSON.parse(record.request.body) as {order: string}).order.split('/') as [string, Scope, Body];
 		if (Number(run) !== this.run) return;

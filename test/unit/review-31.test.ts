@@ -1,5 +1,5 @@
 import {HttpResponse} from 'msw';
-import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest';
+import {afterEach, beforeEach, describe, expect, onTestFinished, test, vi} from 'vitest';
 import {createClient, OutcomeUnknownError, UnresolvedIntentError, type IntentResult} from '../../src/index.js';
 import {createFetch} from '../../src/integrations/fetch.js';
 import {drive, eventLog, FAST, flush, networkError, status, testStore, until, URL_ORDERS, useMsw} from './helpers.js';
@@ -298,4 +298,29 @@ describe('found by attacking the decision function', () => {
 
 		expect(intent.snapshot.state).toBe('expired');
 	});
+});
+
+test('found by the model: a never-sent intent whose record vanished (another tab\'s first attempt refused) is not sent again under its spent key', async () => {
+	// No BroadcastChannel (Firefox with cookies blocked): tab A cannot hear tab B's outcome.
+	vi.stubGlobal('BroadcastChannel', undefined);
+	onTestFinished(() => {
+		vi.unstubAllGlobals();
+	});
+	const seen = api(status(401), created());
+	const store = testStore();
+	let failHeaders = true;
+	const tabA = createClient({...FAST, store, headers() {
+		if (!failHeaders) return {};
+		failHeaders = false;
+		throw new Error('no token yet');
+	}});
+	const tabB = createClient({...FAST, store});
+	await expect(drive(tabA.send('checkout', ORDER))).rejects.toThrow('no token yet');
+	const [refused] = await drive(tabB.resume());
+	expect(refused).toMatchObject({status: 'failed'});
+
+	const again = await drive(tabA.send('checkout', ORDER));
+	expect(again).toMatchObject({status: 'succeeded'});
+	expect(again.key).not.toBe(refused!.key);
+	expect(seen.map(request => request.key)).toEqual([refused!.key, again.key]);
 });

@@ -373,3 +373,35 @@ describe('useIntent (Vue)', () => {
 		expect(messages).toBe(reactMessages);
 	});
 });
+
+describe('loading: the stored intent not known yet', () => {
+	test('holds from the first render until the look-up ends, then the stored intent is shown', async () => {
+		const store = memoryStore();
+		const stored = await createClient({store, ...FAST}).intent('contact-form', contact('Hello'));
+		let answer!: () => void;
+		const answered = new Promise<void>(resolve => {
+			answer = resolve;
+		});
+		// The store answers when the test says: the first render is before it.
+		const slow: IntentStore = {...store, async get(id) {
+			await answered;
+			return store.get(id);
+		}};
+		const Loading = defineComponent({
+			setup() {
+				const {loading, key} = useIntent('contact-form');
+				return () => h('output', {'data-testid': 'loading'}, `${String(loading.value)} ${key.value === stored.key ? 'stored' : key.value ?? ''}`);
+			},
+		});
+		const client = createClient({store: slow, fetch: fakeApi(held().reply).fetch, ...FAST});
+		page = mount(defineComponent({setup: () => {
+			provideSendOnce(client);
+			return () => h(Loading);
+		}}), {attachTo: document.body});
+		expect(text('loading')).toBe('true');
+		answer();
+		await vi.waitFor(() => {
+			expect(text('loading')).toBe('false stored');
+		});
+	});
+});
