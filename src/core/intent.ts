@@ -757,7 +757,8 @@ export class Intent<Data = unknown> {
 	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined, store = true): Promise<IntentResult> {
 		if (this.#prior && !await this.#rollBack()) store = false;
 		// Aborted before any attempt: nothing can have happened, the intent stays pending.
-		const unresolving = store && this.#record.state === 'sending';
+		// Detached (this page cleared or replaced it), it stores nothing but no longer shows it as sending.
+		const unresolving = (store || this.#detached) && this.#record.state === 'sending';
 		const result: IntentResult = {
 			status: 'unresolved',
 			key: this.key,
