@@ -9,6 +9,7 @@ import type {IntentRecord} from './record.js';
 import {Records} from './records.js';
 import {probe} from './probe.js';
 import {chooseIntent, type Held} from './scope.js';
+import {Queue} from './queue.js';
 import {prepareRequest, type PreparedRequest} from './serialize.js';
 import {decide} from './decide.js';
 import {isInsideWindow, isResumable, isSettled, reduce} from './state.js';
@@ -44,7 +45,7 @@ export class Client implements SendOnceClient, IntentContext {
 	readonly budget: RetryBudget;
 	readonly coordinator: Coordinator;
 	readonly #live = new Map<string, Intent>();
-	readonly #queues = new Map<string, Promise<unknown>>();
+	readonly #queue = new Queue();
 	/** The intents a resume of this client is sending, by key: what it will give for each. */
 	readonly #resuming = new Map<string, Promise<IntentResult | undefined>>();
 	/** The resume that calls made in this turn share, until it lists the store. */
@@ -124,7 +125,7 @@ export class Client implements SendOnceClient, IntentContext {
 		// sooner must still find the first press's intent.
 		const preparing = prepareRequest(request, this.options);
 		preparing.catch(() => undefined);
-		return this.#serial(scope, async before => {
+		return this.#queue.run(scope, async before => {
 			const prepared = await preparing;
 			const live = this.#live.get(scope);
 			// A press made while the previous one was still being set up is the same action,
@@ -222,7 +223,7 @@ export class Client implements SendOnceClient, IntentContext {
 
 	async get(scope: string): Promise<Intent | undefined> {
 		checkScope(scope);
-		return this.#serial(scope, async () => this.#find(scope));
+		return this.#queue.run(scope, async () => this.#find(scope));
 	}
 
 	async list(): Promise<Intent[]> {
@@ -450,21 +451,6 @@ export class Client implements SendOnceClient, IntentContext {
 		}
 
 		return intent;
-	}
-
-	/**
-	 * Runs `task` after every earlier task for `scope`: concurrent calls see each other's
-	 * writes. `task` gets what the task before it resolved to, if one was still queued.
-	 */
-	async #serial<T>(scope: string, task: (before: unknown) => Promise<T>): Promise<T> {
-		const previous = this.#queues.get(scope) ?? Promise.resolve();
-		const run = previous.then(task, async () => task(undefined));
-		const settled = run.catch(() => undefined);
-		this.#queues.set(scope, settled);
-		void settled.then(() => {
-			if (this.#queues.get(scope) === settled) this.#queues.delete(scope);
-		});
-		return run;
 	}
 
 	/**

@@ -12,8 +12,9 @@ import type {IntentRecord} from './record.js';
 import type {Records} from './records.js';
 import {parseRetryAfter} from './retry-after.js';
 import {storedRequest} from './stored-request.js';
-import {canMove, isInsideWindow, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
+import {isInsideWindow, isResumable, isSettled, mayHaveBeenSent, reduce, type IntentAction} from './state.js';
 import {copy, decide, type Write} from './decide.js';
+import {idle} from './page.js';
 import type {Transport} from './transport.js';
 import type {StandardSchemaV1} from './standard-schema.js';
 import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, StoredRequest, UnresolvedReason} from './types.js';
@@ -475,10 +476,11 @@ export class Intent<Data = unknown> {
 	async #lost(gone = false): Promise<IntentResult> {
 		const known = this.#ctx.coordinator.received(this.key);
 		if (known) return this.#adoptOutcome(known);
-		// No longer shown as sending, since nothing sends it now: may have been sent.
-		if (canMove(this.#record.state, 'unresolved')) this.#record = reduce(this.#record, {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()});
-		if (!(gone && this.#sentHere && this.rewritable(Date.now()))) {
-			// Let go, unless this page sent it and may write it back (its user's Retry does).
+		// Let go, unless this page sent it and may write it back (its user's Retry does).
+		const at = Date.now();
+		const keep = gone && this.#sentHere && this.rewritable(at);
+		this.#record = idle(this.#record, !keep, at);
+		if (!keep) {
 			this.#vanished = !this.#sentHere;
 			this.#ctx.forget(this);
 			this.detach();
@@ -512,14 +514,11 @@ export class Intent<Data = unknown> {
 			// it for the next resume().
 			const takenBack = this.#prior !== undefined;
 			if (takenBack) await this.#rollBack();
-			const {state, attempts} = this.#record;
-			if (state === 'sending' || (state === 'pending' && attempts > 0)) {
-				// Never stored over an outcome another sender (the service worker) stored meanwhile.
-				const action: IntentAction = {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()};
-				if (takenBack || state === 'pending') this.#record = reduce(this.#record, action);
-				else await this.#write({type: 'move', action});
-				this.#publish();
-			}
+			const before = this.#record;
+			// Never stored over an outcome another sender (the service worker) stored meanwhile.
+			if (!takenBack && before.state === 'sending') await this.#write({type: 'move', action: {type: 'unresolve', cause: {reason: 'aborted'}, at: Date.now()}});
+			else this.#record = idle(before, this.#detached, Date.now());
+			if (this.#record !== before) this.#publish();
 
 			throw error;
 		}

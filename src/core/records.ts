@@ -1,4 +1,5 @@
 import {StoreError} from './errors/store-error.js';
+import {Queue} from './queue.js';
 import {parseRecord, RECORD_VERSION, type IntentRecord} from './record.js';
 import {isSettled} from './state.js';
 import {toStoreError} from './store-errors.js';
@@ -49,7 +50,7 @@ function newerError(scope: string): StoreError {
 export class Records {
 	readonly #store: () => Promise<IntentStore>;
 	readonly #emit: (event: SendOnceEvent) => void;
-	readonly #queues = new Map<string, Promise<unknown>>();
+	readonly #queue = new Queue();
 	#doomed: Doomed[] = [];
 	readonly #settling = new Set<string>();
 	#flushing = false;
@@ -112,7 +113,7 @@ export class Records {
 	 * aside, or a newer app's record, makes this reject with `StoreError`, and nothing is written.
 	 */
 	async update(scope: string, change: Change, likelyNew = false): Promise<IntentRecord | undefined> {
-		return this.#exclusive(scope, async () => {
+		return this.#queue.run(scope, async () => {
 			const store = await this.#store();
 			// Twice at most: an invalid record is set aside, then the change is made.
 			for (let tries = 0; ; tries++) {
@@ -264,7 +265,7 @@ export class Records {
 	 */
 	async updateMany(changes: Array<[scope: string, change: Change]>): Promise<Array<IntentRecord | undefined>> {
 		const scopes = changes.map(([scope]) => scope);
-		return this.#exclusive(scopes, async () => {
+		return this.#queue.run(scopes, async () => {
 			const store = await this.#store();
 			const parts = changes.map(([scope, change]) => this.#part(scope, change));
 			try {
@@ -408,18 +409,6 @@ export class Records {
 		};
 
 		return {id, updater, outcome};
-	}
-
-	/** Runs `task` after every earlier change to these scopes made through this client. */
-	async #exclusive<T>(scopes: string | string[], task: () => Promise<T>): Promise<T> {
-		const all = typeof scopes === 'string' ? [scopes] : scopes;
-		const run = Promise.all(all.map(async scope => this.#queues.get(scope))).then(task);
-		const settled = run.catch(() => undefined);
-		for (const scope of all) this.#queues.set(scope, settled);
-		void settled.then(() => {
-			for (const scope of all) if (this.#queues.get(scope) === settled) this.#queues.delete(scope);
-		});
-		return run;
 	}
 
 	/** The record stored under `id`, or why it is not one. */

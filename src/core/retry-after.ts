@@ -1,35 +1,41 @@
-const DAY = '(Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
-const LONG_DAY = '(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const LONG_DAY = '(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day';
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const MONTH = `(${MONTHS.join('|')})`;
 const TIME = '(\\d\\d):(\\d\\d):(\\d\\d)';
 
-/** RFC 9110 §5.6.7: IMF-fixdate, and the two obsolete forms a recipient must accept. */
-const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d\\d) ${MONTH} (\\d{4}) ${TIME} GMT$`);
-const RFC850_DATE = new RegExp(`^${LONG_DAY}, (\\d\\d)-${MONTH}-(\\d\\d) ${TIME} GMT$`);
-const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
-
-/** Epoch milliseconds, or undefined when a field is out of range (no `Date` rollover). */
-function utc(year: number, month: string, day: number, hour: number, minute: number, second: number): number | undefined {
-	const index = MONTHS.indexOf(month);
-	if (day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
-	const time = Date.UTC(year, index, day, hour, minute, Math.min(second, 59));
-	return new Date(time).getUTCDate() === day ? time : undefined;
-}
+/**
+ * RFC 9110 §5.6.7: IMF-fixdate, and the two obsolete forms a recipient must accept (RFC 850,
+ * asctime), each with where its year, month, day, hour, minute and second are among its groups.
+ */
+const FORMS: Array<[RegExp, number[]]> = [
+	[new RegExp(`^${DAY}, (\\d\\d) ${MONTH} (\\d{4}) ${TIME} GMT$`), [3, 2, 1, 4, 5, 6]],
+	[new RegExp(`^${LONG_DAY}, (\\d\\d)-${MONTH}-(\\d\\d) ${TIME} GMT$`), [3, 2, 1, 4, 5, 6]],
+	[new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`), [6, 1, 2, 3, 4, 5]],
+];
 
 /** An HTTP-date, as RFC 9110 defines it, in epoch milliseconds; undefined for anything else. */
 export function parseHttpDate(text: string, now: number): number | undefined {
-	let match = IMF_FIXDATE.exec(text);
-	if (match) return utc(Number(match[4]), match[3]!, Number(match[2]), Number(match[5]), Number(match[6]), Number(match[7]));
-	match = ASCTIME_DATE.exec(text);
-	if (match) return utc(Number(match[7]), match[2]!, Number(match[3]!.trim()), Number(match[4]), Number(match[5]), Number(match[6]));
-	match = RFC850_DATE.exec(text);
-	if (!match) return undefined;
-	// A two-digit year more than 50 years ahead is in the past century (RFC 9110 §5.6.7).
-	const thisYear = new Date(now).getUTCFullYear();
-	let year = (Math.floor(thisYear / 100) * 100) + Number(match[4]);
-	if (year > thisYear + 50) year -= 100;
-	return utc(year, match[3]!, Number(match[2]), Number(match[5]), Number(match[6]), Number(match[7]));
+	for (const [form, order] of FORMS) {
+		const match = form.exec(text);
+		if (!match) continue;
+		const [year, month, day, hour, minute, second] = order.map(group => match[group]!);
+		let full = Number(year);
+		if (year!.length === 2) {
+			// A two-digit year more than 50 years ahead is in the past century (RFC 9110 §5.6.7).
+			const thisYear = new Date(now).getUTCFullYear();
+			full += Math.floor(thisYear / 100) * 100;
+			if (full > thisYear + 50) full -= 100;
+		}
+
+		// Out of range (no `Date` rollover): not a date.
+		const [d, h, m, s] = [day, hour, minute, second].map(Number) as [number, number, number, number];
+		if (d < 1 || d > 31 || h > 23 || m > 59 || s > 60) return undefined;
+		const time = Date.UTC(full, MONTHS.indexOf(month!), d, h, m, Math.min(s, 59));
+		return new Date(time).getUTCDate() === d ? time : undefined;
+	}
+
+	return undefined;
 }
 
 /**

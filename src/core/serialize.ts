@@ -1,4 +1,4 @@
-import {InvalidRequestError, invalidRequest} from './errors/invalid-request-error.js';
+import {invalidRequest} from './errors/invalid-request-error.js';
 import {fingerprint, type Sha256} from './fingerprint.js';
 import {describe} from './describe.js';
 import {headerPairs} from './headers.js';

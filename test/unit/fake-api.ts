@@ -1,4 +1,4 @@
-import type {IntentRequest} from '../../src/index.js';
+import type {IntentRequest, IntentStore} from '../../src/index.js';
 
 /** What the fake API answers, in order (the last repeats): a status, a network error, or a function. */
 export type Reply = {status: number; json?: unknown; headers?: Record<string, string>} | 'network' | (() => Promise<Response>);
@@ -37,3 +37,18 @@ export function held(status = 201, json: unknown = {id: 'm-1'}) {
 
 /** The contact form's request for `message`. */
 export const contact = (message: string): IntentRequest => ({url: URL_CONTACT, json: {name: 'Ada', email: 'ada@example.com', message}});
+
+/**
+ * `store`, whose reads wait until `answer()` is called: a page's first render happens before it
+ * knows the scope's stored intent.
+ */
+export function slowStore(store: IntentStore): {store: IntentStore; answer: () => void} {
+	let answer!: () => void;
+	const answered = new Promise<void>(resolve => {
+		answer = resolve;
+	});
+	return {store: {...store, async get(id) {
+		await answered;
+		return store.get(id);
+	}}, answer};
+}

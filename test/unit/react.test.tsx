@@ -4,7 +4,7 @@ import {StrictMode, useState} from 'react';
 import {afterEach, describe, expect, test, vi} from 'vitest';
 import {createClient, memoryStore, type ClientOptions, type IntentStore, type SendOnceClient} from '../../src/index.js';
 import {messages, SendOnceProvider, useIntent} from '../../src/bindings/react.js';
-import {contact, fakeApi, held, URL_CONTACT} from './fake-api.js';
+import {contact, fakeApi, held, slowStore, URL_CONTACT} from './fake-api.js';
 
 const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;
 
@@ -308,15 +308,8 @@ describe('loading: the stored intent not known yet', () => {
 
 	test('holds from the first render until the look-up ends, with nothing stored', async () => {
 		const store = memoryStore();
-		let answer!: () => void;
-		const answered = new Promise<void>(resolve => {
-			answer = resolve;
-		});
 		// The store answers when the test says: the first render is before it.
-		const slow: IntentStore = {...store, async get(id) {
-			await answered;
-			return store.get(id);
-		}};
+		const {store: slow, answer} = slowStore(store);
 		render(<SendOnceProvider client={createClient({store: slow, ...FAST})}><Loading /></SendOnceProvider>);
 		expect(shown()).toBe('true idle ');
 		answer();

@@ -5,7 +5,7 @@ import {defineComponent, effectScope, h, ref, type PropType} from 'vue';
 import {createClient, memoryStore, type ClientOptions, type IntentStore, type SendOnceClient} from '../../src/index.js';
 import {messages as reactMessages} from '../../src/bindings/react.js';
 import {messages, provideSendOnce, sendOnceKey, useIntent} from '../../src/bindings/vue.js';
-import {contact, fakeApi, held, URL_CONTACT} from './fake-api.js';
+import {contact, fakeApi, held, slowStore, URL_CONTACT} from './fake-api.js';
 
 const FAST = {retry: {limit: 3, baseDelay: 1, maxDelay: 2}} as const;
 
@@ -378,15 +378,8 @@ describe('loading: the stored intent not known yet', () => {
 	test('holds from the first render until the look-up ends, then the stored intent is shown', async () => {
 		const store = memoryStore();
 		const stored = await createClient({store, ...FAST}).intent('contact-form', contact('Hello'));
-		let answer!: () => void;
-		const answered = new Promise<void>(resolve => {
-			answer = resolve;
-		});
 		// The store answers when the test says: the first render is before it.
-		const slow: IntentStore = {...store, async get(id) {
-			await answered;
-			return store.get(id);
-		}};
+		const {store: slow, answer} = slowStore(store);
 		const Loading = defineComponent({
 			setup() {
 				const {loading, key} = useIntent('contact-form');
