@@ -1,27 +1,63 @@
+import {IDBFactory} from 'fake-indexeddb';
 import fc from 'fast-check';
 import {afterAll, beforeAll, expect, test, vi} from 'vitest';
-import {createClient, memoryStore, type Intent, type IntentResult, type IntentStore, type SendOnceClient, type SendOnceEvent} from '../../src/index.js';
+import {createClient, indexedDbStore, type Intent, type IntentResult, type IntentStore, type SendOnceClient, type SendOnceEvent} from '../../src/index.js';
+import {installSendOnce, SEND_TYPE, SYNC_TAG, type ServiceWorkerScope} from '../../src/sw.js';
 import {startContractServer, type ContractServer, type Fault} from '../server/contract-server.js';
 
 /*
- * A model-based test (issue 10): two or three tabs share one store (IndexedDB's part, with
- * leases, as Node has no Web Locks), against the contract server with random faults, while
- * random commands interleave: intent() with the same or another body, send, abort, discard,
- * resume, clear, reloads (a page dies mid-flight, a new one opens on the same store), clock
- * jumps, store failures, a `headers()` that throws once, and pages going offline and back (issue
- * 31). After every command:
+ * A model-based test (issues 10 and 31): two or three tabs and a service worker share one store
+ * (IndexedDB, fake-indexeddb: one connection each, with leases, as Node has no Web Locks),
+ * against the contract server with random faults, while random commands interleave: intent()
+ * with the same or another body, send, abort, discard, resume, clear, reloads (a page dies
+ * mid-flight, a new one opens on the same store), clock jumps, store failures, a `headers()`
+ * that throws once, and pages going offline and back.
+ *
+ * The worker is `installSendOnce` (sendonce/sw), driven through its listeners as a browser
+ * would: a Background Sync, a page's `sendonce:send` message, a navigation, or the activation
+ * of a new version (which replaces the worker before it, mid-flight or not). Each sends the
+ * stored intents (those of dead pages, and those pages are sending at that very moment) under
+ * their stored keys, claims them with the pages' leases, and leaves a note (`succeeded`) for the
+ * pages of what it delivered. A worker may also die mid-flight (its fetches and its store never
+ * answer again, as a dead page's); the next event starts a new one. Its outcomes are heard as a
+ * page's are, and the work it makes the server do counts as any tab's.
+ *
+ * After every command:
  * - a send that ended left its page's snapshot saying what its result says (never `sending`);
  * - no user action (a scope and body between two choices that end it: replace, discard, clear,
- *   or a definitive outcome the app was told) is carried out by the server under two keys;
+ *   or a definitive outcome the app was told, by a page or the worker) is carried out by the
+ *   server under two keys;
  * - no unsettled intent is lost: each is stored, or settled, or dropped by the user.
- * At the end, once faults stop: every send() of a living page settled; a `failed` outcome
- * did no work, and a `succeeded` one did it once.
+ * At the end, once faults stop: every send() of a living page, and every event of a living
+ * worker, settled; a `failed` outcome did no work, and a `succeeded` one did it once.
  *
- * SENDONCE_MODEL_RUNS sets the number of runs (default 25); SENDONCE_MODEL_SEED and
- * SENDONCE_MODEL_PATH replay a counterexample fast-check printed (its `seed` and `path`).
+ * SENDONCE_MODEL_RUNS sets the number of runs (default 25). SENDONCE_MODEL_SEED and
+ * SENDONCE_MODEL_PATH replay a counterexample fast-check printed (its `seed` and `path`), with
+ * SENDONCE_MODEL_REPLAY its `replayPath` once shrunk. SENDONCE_MODEL_TRACE=1 adds to the story a
+ * counterexample prints what the pages and the worker did after each command (keys made,
+ * attempts, retries, outcomes, by the keys' first characters); SENDONCE_MODEL_TRACE=writes adds
+ * every record they wrote too (state, attempts, lease).
  */
 
+/**
+ * The worker makes its own store (`keepDelivered(indexedDbStore())`): while `wrap` is set (while
+ * a worker is installed), the store it makes is wrapped as a page's is, so that it can die.
+ */
+const workerStore = vi.hoisted(() => ({wrap: undefined as ((store: IntentStore) => IntentStore) | undefined}));
+vi.mock('../../src/stores/indexeddb.js', async importOriginal => {
+	const original = await importOriginal<typeof import('../../src/stores/indexeddb.js')>();
+	return {
+		...original,
+		indexedDbStore() {
+			const store = original.indexedDbStore();
+			return workerStore.wrap ? workerStore.wrap(store) : store;
+		},
+	};
+});
+
 const RUNS = Number(process.env.SENDONCE_MODEL_RUNS ?? 25);
+const TRACE = process.env.SENDONCE_MODEL_TRACE !== undefined;
+const TRACE_WRITES = process.env.SENDONCE_MODEL_TRACE === 'writes';
 const SCOPES = ['a', 'b'] as const;
 const BODIES = ['x', 'y'] as const;
 type Scope = typeof SCOPES[number];
@@ -47,14 +83,15 @@ beforeAll(async () => {
 afterAll(async () => server.close());
 
 /**
- * A page's view of the shared store: once the page is dead, nothing it starts ever finishes.
- * `written` sees every value a change writes, so that the model learns each key the moment a
- * page makes it.
+ * A page's (or the worker's) view of the shared store, its own connection to the database: once
+ * the page is dead, nothing it starts ever finishes.
+ * `written` sees every value a change writes (undefined: deleted) over what was there, so that
+ * the model learns each key the moment a page makes it.
  */
-function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boolean}, written: (value: unknown) => void): IntentStore {
+function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boolean}, written: (value: unknown, old: unknown) => void): IntentStore {
 	const watch = (updater: (old: unknown) => unknown) => (old: unknown) => {
 		const next = updater(old);
-		written(next);
+		if (next !== old) written(next, old);
 		return next;
 	};
 
@@ -72,13 +109,35 @@ function pageStore(shared: IntentStore, page: {dead: boolean}, failing: {on: boo
 		get: guard(async id => shared.get(id), false),
 		list: guard(async () => shared.list(), false),
 		set: guard(async (id, value) => {
-			written(value);
+			written(value, undefined);
 			await shared.set(id, value);
 		}, true),
 		delete: guard(async id => shared.delete(id), true),
+		// A new intent's write-ahead (an IndexedDB `add`): what it writes is learnt once written,
+		// since where something is stored already the updater decides instead.
+		insert: guard(async (id, value, updater) => {
+			let asked = false;
+			await shared.insert!(id, value, old => {
+				asked = true;
+				return watch(updater)(old);
+			});
+			if (!asked) written(value, undefined);
+		}, true),
 		update: guard(async (id, updater) => shared.update!(id, watch(updater)), true),
 		updateMany: guard(async updates => shared.updateMany!(updates.map(([id, updater]) => [id, watch(updater)])), true),
 		clear: guard(async () => shared.clear!(), true),
+	};
+}
+
+/** A page's (or the worker's) network: once the page is dead, no request leaves and no answer comes in. */
+function pageFetch(page: {dead: boolean}): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> {
+	const never = new Promise<never>(() => undefined);
+	return async (input, init) => {
+		if (page.dead) return never;
+		const response = await fetch(input, init);
+		if (!page.dead) return response;
+		await response.body?.cancel().catch(() => undefined);
+		return never;
 	};
 }
 
@@ -103,6 +162,8 @@ interface KeyInfo {
 	status: 'open' | 'succeeded' | 'failed' | 'dropped';
 	/** Replaced by another body as never sent (the scope table): it must never reach the server. */
 	neverSent?: boolean;
+	/** Replaced by another body after the server saw it: settled somewhere, its outcome not yet heard. */
+	settling?: boolean;
 	/** When the key's window ends (the pages' clock), as the page stored it. */
 	expiresAt: number;
 	/** A page stored it as expired. */
@@ -112,16 +173,35 @@ interface KeyInfo {
 /** The clients' default `window`: a never-sent intent past it is replaced by a new press. */
 const WINDOW_MS = 86_400_000;
 
-/** The state of one run: the pages, and what the user was told and chose. */
+/** The service worker running now: its listeners, called as the browser calls them. */
+interface RunningWorker {
+	readonly page: {dead: boolean};
+	/** Dispatches an event of `type` to the worker, and resolves to what its `waitUntil` was given. */
+	fire(type: string, extra: object): Promise<unknown>;
+}
+
+type Trigger = 'activate' | 'sync' | 'message' | 'navigation';
+
+/** The state of one run: the pages, the worker, and what the user was told and chose. */
 class World {
-	readonly shared = memoryStore();
+	/** The model's own connection to the run's database (a fresh fake-indexeddb each run). */
+	readonly shared = indexedDbStore();
 	readonly failing = {on: false};
 	readonly tabs: Array<Tab | undefined> = [undefined, undefined, undefined];
+	/** The worker now running, if one is; a dead one is gone. */
+	worker: RunningWorker | undefined;
+	/** Workers started, events fired at them, and deliveries they made. */
+	readonly workers = {started: 0, events: 0, delivered: 0};
 	readonly keys = new Map<string, KeyInfo>();
 	readonly epochs = new Map<string, number>();
-	/** Sends and resumes started by pages, with whether their page still lives. */
+	/**
+	 * Sends and resumes started by pages, and the events a worker keeps itself alive for, with
+	 * whether their page (or worker) still lives.
+	 */
 	readonly pending: Array<{promise: Promise<unknown>; page: {dead: boolean}; done: boolean}> = [];
+	/** The commands run, and with SENDONCE_MODEL_TRACE, what the pages and the worker did in between. */
 	readonly log: string[] = [];
+	commands = 0;
 	/** Sends whose page's snapshot disagreed with their result. */
 	readonly disagreements: string[] = [];
 
@@ -153,32 +233,115 @@ class World {
 		}
 	}
 
+	/** A definitive outcome a page's client, or the worker's, settled an intent with: the action ends. */
+	heard(event: SendOnceEvent): void {
+		if (event.type !== 'settled' || (event.outcome !== 'succeeded' && event.outcome !== 'failed')) return;
+		const info = this.keys.get(event.key);
+		if (!info) return;
+		if (info.status === 'open' || (info.status === 'dropped' && info.settling)) info.status = event.outcome;
+		this.endAction(info.scope, info.body);
+	}
+
 	open(slot: number): Tab {
 		const page = {dead: false};
-		const onEvent = (event: SendOnceEvent) => {
-			if (event.type !== 'settled' || (event.outcome !== 'succeeded' && event.outcome !== 'failed')) return;
-			const info = this.keys.get(event.key);
-			if (!info) return;
-			if (info.status === 'open') info.status = event.outcome;
-			this.endAction(info.scope, info.body);
-		};
-
 		const client = createClient({
-			store: pageStore(this.shared, page, this.failing, value => this.learn(value, tab)),
+			store: pageStore(indexedDbStore(), page, this.failing, (value, old) => {
+				this.wrote(`tab ${slot}`, value, old);
+				this.learn(value, `tab ${slot}`, tab);
+			}),
 			headers() {
 				if (!tab.failHeaders) return {};
 				tab.failHeaders = false;
 				throw new Error('no token yet');
 			},
 			isOnline: () => !tab.offline,
-			fetch: async (input: RequestInfo | URL, init?: RequestInit) => (page.dead ? new Promise<never>(() => undefined) : fetch(input, init)),
+			fetch: pageFetch(page),
 			timeout: 100,
 			retry: {limit: 3, baseDelay: 5, maxDelay: 20, budget: false},
-			onEvent,
+			onEvent: event => {
+				if (!page.dead) this.trace(`tab ${slot}`, event);
+				this.heard(event);
+			},
 		});
 		const tab: Tab = {page, client, held: new Map(), controllers: new Map(), failHeaders: false, offline: false};
 		this.tabs[slot] = tab;
 		return tab;
+	}
+
+	/**
+	 * Starts a service worker: the worker script runs `installSendOnce`, with the pages' sending
+	 * options, on a scope whose listeners the model calls. Its store is its own connection to the
+	 * pages' database, wrapped so that it dies with the worker.
+	 */
+	startWorker(): RunningWorker {
+		const page = {dead: false};
+		const listeners = new Map<string, (event: Event) => void>();
+		const scope: ServiceWorkerScope = {
+			addEventListener(type, listener) {
+				listeners.set(type, listener);
+			},
+			// No page listens for its messages: pages hear outcomes over their BroadcastChannel.
+			clients: {matchAll: async () => []},
+		};
+		workerStore.wrap = store => pageStore(store, page, this.failing, (value, old) => {
+			this.wrote('worker', value, old);
+			// It makes no key, but may store one as expired.
+			this.learn(value, 'worker', undefined);
+		});
+		try {
+			installSendOnce(scope, {
+				fetch: pageFetch(page),
+				timeout: 100,
+				retry: {limit: 3, baseDelay: 5, maxDelay: 20, budget: false},
+				// Every navigation sends (where Background Sync is missing): not once per 30 s.
+				onNavigation: true,
+				navigationInterval: 0,
+				onEvent: event => {
+					if (page.dead) return;
+					this.trace('worker', event);
+					if (event.type === 'settled' && event.outcome === 'succeeded') this.workers.delivered++;
+					this.heard(event);
+				},
+			});
+		} finally {
+			workerStore.wrap = undefined;
+		}
+
+		this.workers.started++;
+		return {
+			page,
+			fire(type, extra) {
+				let kept: Promise<unknown> = Promise.resolve();
+				listeners.get(type)?.(Object.assign(new Event(type), extra, {waitUntil(promise: Promise<unknown>) {
+					kept = promise;
+				}}));
+				return kept;
+			},
+		};
+	}
+
+	/**
+	 * The browser dispatches `trigger` to the worker: a new version activates (the worker before
+	 * it dies, mid-flight or not), or the worker running now gets a sync, a message or a
+	 * navigation (one is started if none runs, as the browser starts a stopped worker).
+	 */
+	wake(trigger: Trigger): void {
+		if (trigger === 'activate') this.killWorker();
+		const worker = this.worker ?? (this.worker = this.startWorker());
+		const [type, extra] = {
+			activate: ['activate', {}],
+			sync: ['sync', {tag: SYNC_TAG}],
+			message: ['message', {data: {type: SEND_TYPE}}],
+			navigation: ['fetch', {request: {mode: 'navigate'}}],
+		}[trigger] as [string, object];
+		this.workers.events++;
+		this.track(worker.fire(type, extra), worker.page);
+	}
+
+	/** The worker dies: nothing it started ever finishes, and its lease goes stale. */
+	killWorker(): void {
+		if (this.worker) this.worker.page.dead = true;
+		this.worker = undefined;
 	}
 
 	/**
@@ -194,6 +357,19 @@ class World {
 		if (!agrees) this.disagreements.push(`${intent.key}: snapshot ${state}, result ${result.status}${result.status === 'unresolved' ? ` (${result.reason})` : ''}`);
 	}
 
+	/** What a counterexample printed says: the commands and, with SENDONCE_MODEL_TRACE, the trace. */
+	story(): string {
+		return this.log.join('\n');
+	}
+
+	/** Traces an event of `who` (a tab or the worker), with SENDONCE_MODEL_TRACE. */
+	trace(who: string, event: SendOnceEvent): void {
+		if (!TRACE || !('key' in event) || event.key === undefined) return;
+		const info = this.keys.get(event.key);
+		const detail = event.type === 'settled' ? ` ${event.outcome}${'reason' in event && event.reason ? ` (${event.reason})` : ''}` : event.type === 'attempt' ? ` #${event.attempt}` : '';
+		this.log.push(`    ${who}: ${event.type}${detail} ${event.key.slice(0, 8)}${info ? ` ${info.scope}/${info.body}#${info.epoch}` : ''}`);
+	}
+
 	track(promise: Promise<unknown>, page: {dead: boolean}): void {
 		const entry = {promise, page, done: false};
 		promise.then(() => {
@@ -206,9 +382,10 @@ class World {
 
 	/**
 	 * Registers a key the user was given for (scope, body). A new key beside an open one of the
-	 * scope for another body means the scope table replaced that one as never sent.
+	 * scope for another body means the scope table replaced that one as never sent, or as settled
+	 * (a refused first attempt, a delivery) where the server saw it.
 	 */
-	saw(key: string, scope: Scope, body: Body, expiresAt: number): void {
+	saw(key: string, scope: Scope, body: Body, expiresAt: number, by: string): void {
 		if (this.keys.has(key)) return;
 		const seen = new Set(server.keys);
 		for (const [other, info] of this.keys) {
@@ -218,30 +395,54 @@ class World {
 			const expiredUnsent = info.body === body && (info.expired === true || Date.now() >= info.expiresAt) && !seen.has(other);
 			if (info.body !== body || expiredUnsent) {
 				info.status = 'dropped';
+				// One the server has seen can only be replaced once settled (its first attempt refused,
+				// or delivered), in a page that has not said so yet: its outcome is taken when it does.
+				if (seen.has(other)) {
+					info.settling = true;
+					if (TRACE) this.log.push(`    ${other.slice(0, 8)} replaced once sent`);
+					continue;
+				}
+
+				if (TRACE) this.log.push(`    ${other.slice(0, 8)} replaced as never sent`);
 				info.neverSent = true;
 				if (expiredUnsent) this.endAction(scope, body);
 			}
 		}
 
 		this.keys.set(key, {scope, body, epoch: this.epoch(scope, body), status: 'open', expiresAt});
+		if (TRACE) this.log.push(`    ${by}: made ${key.slice(0, 8)} ${scope}/${body}#${this.epoch(scope, body)}`);
+	}
+
+	/** With SENDONCE_MODEL_TRACE=writes, traces a record `who` wrote over `old`, or deleted. */
+	wrote(who: string, value: unknown, old: unknown): void {
+		if (!TRACE_WRITES) return;
+		type Stored = {key?: string; state?: string; attempts?: number; lease?: {owner: string; until: number}} | undefined;
+		const record = (value ?? old) as Stored;
+		if (typeof record?.key !== 'string') return;
+		const {lease} = record;
+		this.log.push(value === undefined
+			? `    ${who}: deletes ${record.key.slice(0, 8)}`
+			: `    ${who}: writes ${record.key.slice(0, 8)} ${record.state} ${record.attempts}${lease ? `, lease ${lease.owner.slice(0, 4)} for ${lease.until - Date.now()} ms` : ''}`);
 	}
 
 	/**
-	 * A record a page wrote: a key it made for the (scope, body) its request carries. Written by
-	 * an `intent(…, {replace: true})`, it replaces, by the user's choice, whatever the scope held,
-	 * even a press that was still being written when the user chose.
+	 * A record a page (`tab`) or the worker wrote: a key a page made for the (scope, body) its
+	 * request carries, or one stored as expired. Written by an `intent(…, {replace: true})`, it
+	 * replaces, by the user's choice, whatever the scope held, even a press that was still being
+	 * written when the user chose.
 	 */
-	learn(value: unknown, tab: Tab): void {
+	learn(value: unknown, who: string, tab: Tab | undefined): void {
 		const record = value as {key?: unknown; state?: string; expiresAt?: number; request?: {body?: unknown}} | undefined;
 		if (typeof record?.key !== 'string' || typeof record.request?.body !== 'string') return;
 		const known = this.keys.get(record.key);
 		// Stored as expired (past its window, or made by a clock that ran fast): never sent, a new press replaces it.
 		if (known && record.state === 'expired') known.expired = true;
-		if (known) return;
+		// The worker makes no key: one it wrote that no page made is left for check() to find.
+		if (known || !tab) return;
 		const [run, scope, body] = (JSON.parse(record.request.body) as {order: string}).order.split('/') as [string, Scope, Body];
 		if (Number(run) !== this.run) return;
-		if (tab.replacing === scope) this.drop(info => info.scope === scope);
-		this.saw(record.key, scope, body, record.expiresAt ?? Date.now() + WINDOW_MS);
+		if (tab?.replacing === scope) this.drop(info => info.scope === scope);
+		this.saw(record.key, scope, body, record.expiresAt ?? Date.now() + WINDOW_MS, who);
 	}
 
 	/** Lets every chain of promises that is under way finish its current step. */
@@ -256,7 +457,7 @@ class World {
 		for (const key of worked) {
 			if (key === undefined) continue;
 			const info = this.keys.get(key);
-			expect(info, `the server worked under a key no page was given: ${key}\n${this.log.join('\n')}`).toBeDefined();
+			expect(info, `the server worked under a key no page was given: ${key}\n${this.story()}`).toBeDefined();
 			const action = `${info!.scope}/${info!.body}#${info!.epoch}`;
 			const keys = byAction.get(action) ?? new Set();
 			keys.add(key);
@@ -264,21 +465,21 @@ class World {
 		}
 
 		for (const [action, keys] of byAction) {
-			expect(keys.size, `action ${action} was carried out under ${keys.size} keys\n${this.log.join('\n')}`).toBeLessThanOrEqual(1);
+			expect(keys.size, `action ${action} was carried out under ${keys.size} keys\n${this.story()}`).toBeLessThanOrEqual(1);
 		}
 
 		// What the scope table replaced as never sent never reaches the server.
 		for (const [key, info] of this.keys) {
-			if (info.neverSent) expect(server.keys.includes(key), `${key} was replaced as never sent, and was sent\n${this.log.join('\n')}`).toBe(false);
+			if (info.neverSent) expect(server.keys.includes(key), `${key} was replaced as never sent, and was sent\n${this.story()}`).toBe(false);
 		}
 
-		expect(this.disagreements, `a snapshot disagreed with its send's result\n${this.log.join('\n')}`).toEqual([]);
+		expect(this.disagreements, `a snapshot disagreed with its send's result\n${this.story()}`).toEqual([]);
 
 		// No unsettled intent lost.
 		const stored = JSON.stringify(await this.shared.list());
 		for (const [key, info] of this.keys) {
 			if (info.status !== 'open') continue;
-			expect(stored.includes(key), `the open intent ${key} (${info.scope}/${info.body}) is in no store\n${this.log.join('\n')}`).toBe(true);
+			expect(stored.includes(key), `the open intent ${key} (${info.scope}/${info.body}) is in no store\n${this.story()}`).toBe(true);
 		}
 	}
 }
@@ -290,6 +491,7 @@ function command(name: string, run: (world: World) => Promise<void>): Command {
 		check: () => true,
 		async run(_model, world) {
 			world.log.push(name);
+			world.commands++;
 			await run(world);
 			await world.check();
 		},
@@ -300,6 +502,7 @@ function command(name: string, run: (world: World) => Promise<void>): Command {
 const slot = fc.integer({min: 0, max: 2});
 const scope = fc.constantFrom(...SCOPES);
 const body = fc.constantFrom(...BODIES);
+const trigger = fc.constantFrom<Trigger>('activate', 'sync', 'message', 'navigation');
 const fault: fc.Arbitrary<Fault> = fc.oneof(
 	fc.constant({type: 'lose-reply'} as const),
 	fc.constant({type: 'error-after', status: 502} as const),
@@ -315,7 +518,7 @@ const intentCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where,
 		tab.replacing = replace ? where : undefined;
 		try {
 			const intent = await tab.client.intent(where, world.request(where, what), {replace});
-			world.saw(intent.key, where, what, intent.expiresAt);
+			world.saw(intent.key, where, what, intent.expiresAt, `tab ${at}`);
 			tab.held.set(where, intent);
 		} catch {
 			// UnresolvedIntentError (another body may have been sent) or a failing store.
@@ -352,6 +555,10 @@ const pressCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where, 
 	} catch {
 		// As intent().
 	}
+}));
+
+const workerCommand = trigger.map(what => command(`worker: ${what}`, async world => {
+	world.wake(what);
 }));
 
 // Pressing and sending come up most often, as they do in use.
@@ -411,6 +618,14 @@ const commands: Array<fc.Arbitrary<Command>> = [
 	fc.boolean().map(on => command(`store ${on ? 'fails' : 'works'}`, async world => {
 		world.failing.on = on;
 	})),
+	// The service worker: woken by an event (a sync, a page's message, a navigation, a new
+	// version's activation) it sends the stored intents, often while pages send them too; or it dies.
+	workerCommand,
+	workerCommand,
+	workerCommand,
+	fc.constant(command('worker dies', async world => {
+		world.killWorker();
+	})),
 	fault.map(next => command(`fault ${JSON.stringify(next)}`, async () => {
 		server.faults.push(next);
 	})),
@@ -421,10 +636,12 @@ const commands: Array<fc.Arbitrary<Command>> = [
 ];
 
 let run = 0;
-const counts = {runs: 0, commands: 0, sends: 0, effects: 0};
+const counts = {runs: 0, commands: 0, sends: 0, effects: 0, workers: 0, workerEvents: 0, delivered: 0};
 
-test(`${RUNS} runs of random tabs, reloads, clocks, store failures and faults: never two keys for one action, nothing lost, every send settles`, async () => {
-	await fc.assert(fc.asyncProperty(fc.commands(commands, {maxCommands: 40, size: '+1'}), async cmds => {
+test(`${RUNS} runs of random tabs, a service worker, reloads, clocks, store failures and faults: never two keys for one action, nothing lost, every send settles`, async () => {
+	await fc.assert(fc.asyncProperty(fc.commands(commands, {maxCommands: 40, size: '+1', ...(process.env.SENDONCE_MODEL_REPLAY ? {replayPath: process.env.SENDONCE_MODEL_REPLAY} : {})}), async cmds => {
+		// A database of its own: nothing an earlier run's dead pages or workers left is found.
+		vi.stubGlobal('indexedDB', new IDBFactory());
 		const world = new World(++run);
 		server.reset();
 		worked.length = 0;
@@ -432,7 +649,7 @@ test(`${RUNS} runs of random tabs, reloads, clocks, store failures and faults: n
 		try {
 			await fc.asyncModelRun(() => ({model: world, real: world}), cmds);
 
-			// Faults stop, the store works again, every page is online, crashed pages' leases go stale.
+			// Faults stop, the store works again, every page is online, crashed pages' and workers' leases go stale.
 			server.faults.length = 0;
 			world.failing.on = false;
 			for (const tab of world.tabs) if (tab) tab.offline = false;
@@ -442,24 +659,29 @@ test(`${RUNS} runs of random tabs, reloads, clocks, store failures and faults: n
 				Promise.allSettled(living.map(async entry => entry.promise)).then(() => true),
 				new Promise<false>(resolve => setTimeout(() => resolve(false), 10_000)),
 			]);
-			expect(settled, `a send() never settled\n${world.log.join('\n')}`).toBe(true);
+			expect(settled, `a send() or a worker event never settled\n${world.story()}`).toBe(true);
 			await expect.poll(() => server.inFlight).toBe(0);
 			await world.check();
 			for (const [key, info] of world.keys) {
 				const done = worked.filter(worker => worker === key).length;
-				if (info.status === 'failed') expect(done, `${key} failed after the server did the work\n${world.log.join('\n')}`).toBe(0);
-				if (info.status === 'succeeded') expect(done, `${key} succeeded ${done} times\n${world.log.join('\n')}`).toBe(1);
+				if (info.status === 'failed') expect(done, `${key} failed after the server did the work\n${world.story()}`).toBe(0);
+				if (info.status === 'succeeded') expect(done, `${key} succeeded ${done} times\n${world.story()}`).toBe(1);
 			}
 
 			counts.runs++;
-			counts.commands += world.log.length;
+			counts.commands += world.commands;
 			counts.sends += world.pending.length;
 			counts.effects += worked.length;
+			counts.workers += world.workers.started;
+			counts.workerEvents += world.workers.events;
+			counts.delivered += world.workers.delivered;
 		} finally {
 			vi.useRealTimers();
 			for (const tab of world.tabs) if (tab) tab.page.dead = true;
+			world.killWorker();
+			vi.unstubAllGlobals();
 		}
 	}), {numRuns: RUNS, ...(process.env.SENDONCE_MODEL_SEED ? {seed: Number(process.env.SENDONCE_MODEL_SEED), path: process.env.SENDONCE_MODEL_PATH, endOnFailure: true} : {})});
 
-	console.log(`model: ${counts.runs} runs, ${counts.commands} commands, ${counts.sends} sends and resumes, ${counts.effects} effects, no counterexample`);
+	console.log(`model: ${counts.runs} runs, ${counts.commands} commands, ${counts.sends} sends, resumes and worker events, ${counts.effects} effects; ${counts.workers} workers started, ${counts.workerEvents} worker events, ${counts.delivered} intents the worker delivered; no counterexample`);
 }, 60_000 + (RUNS * 15_000));
