@@ -135,12 +135,12 @@ export class Client implements SendOnceClient, IntentContext {
 				return {intent: earlier};
 			}
 
-			// The intent this page shows for the scope as one that may have been sent, and may still
-			// write: where another tab cleared the store, it is what the scope holds (a press keeps its
-			// key), as the outcome heard for it says. One never sent, and no outcome heard, is not: its
-			// record may be gone because another tab settled it (a first attempt refused) unheard.
+			// The intent this page sent, and may still write: where another tab cleared the store, it is
+			// what the scope holds (a press keeps its key), as the outcome heard for it says. One this
+			// page did not send, and no outcome heard, is not: its record may be gone because another
+			// sender settled it (a first attempt refused) unheard.
 			const heard = live && this.coordinator.received(live.key);
-			const page = live?.rewritable(Date.now()) && (live.attempts > 0 || heard) ? live : undefined;
+			const page = live?.rewritable(Date.now(), heard !== undefined) ? live : undefined;
 
 			const pending = this.#newRecord(scope, prepared);
 			let fresh = pending;

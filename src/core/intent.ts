@@ -478,7 +478,7 @@ export class Intent<Data = unknown> {
 		if (known) return this.#adoptOutcome(known);
 		// Let go, unless this page sent it and may write it back (its user's Retry does).
 		const at = Date.now();
-		const keep = gone && this.#sentHere && this.rewritable(at);
+		const keep = gone && this.rewritable(at);
 		this.#record = idle(this.#record, !keep, at);
 		if (!keep) {
 			this.#vanished = !this.#sentHere;
@@ -700,9 +700,15 @@ export class Intent<Data = unknown> {
 		return this.#record;
 	}
 
-	/** @internal Whether this page's copy may be written back where its record vanished: still its scope's, unsettled, inside its window. */
-	rewritable(now: number): boolean {
-		return this.#ctx.isCurrent(this) && !this.#detached && !isSettled(this.#record.state) && isInsideWindow(this.#record, now);
+	/**
+	 * @internal Whether this page's copy may be written back where its record vanished: this page
+	 * sent it (or `heard` its outcome), so it knows the intent may have been sent whatever happened
+	 * to the record; and it is still its scope's, unsettled, inside its window. A copy this page
+	 * only read from the store is not: the record may be gone because another sender settled it
+	 * (a first attempt refused, a success deleted) unheard, and its key must not be sent again.
+	 */
+	rewritable(now: number, heard = false): boolean {
+		return (this.#sentHere || heard) && this.#ctx.isCurrent(this) && !this.#detached && !isSettled(this.#record.state) && isInsideWindow(this.#record, now);
 	}
 
 	/**
