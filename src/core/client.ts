@@ -141,6 +141,8 @@ export class Client implements SendOnceClient, IntentContext {
 			// sender settled it (a first attempt refused) unheard.
 			const heard = live && this.coordinator.received(live.key);
 			const page = live?.rewritable(Date.now(), heard !== undefined) ? live : undefined;
+			// Its copy, with the outcome heard for it: the page may have shown it before that tab sent it.
+			const copy = page && (heard ? reduce(page.record, {type: 'observe', state: heard.status, attempts: heard.attempts, at: Date.now()}) : page.record);
 
 			const pending = this.#newRecord(scope, prepared);
 			let fresh = pending;
@@ -166,11 +168,11 @@ export class Client implements SendOnceClient, IntentContext {
 					const settledHere = current !== undefined && (this.records.settling(current.key) || (live?.key === current.key && isSettled(live.state)));
 					held = current
 						? (settledHere ? undefined : {...current, mine: live?.key === current.key && live.mine})
-						: page && {...page.record, ...(heard ? {state: heard.status} : {}), mine: page.mine};
+						: copy && {...copy, mine: page!.mine};
 					choice = chooseIntent(held, prepared.fingerprint, replace, Date.now());
 					if (choice === 'new') return fresh;
 					// Cleared in another tab while this page shows it: the user acted, its record is written again.
-					return choice === 'held' && !current && !isSettled(held!.state) ? page!.record : undefined;
+					return choice === 'held' && !current && !isSettled(held!.state) ? copy : undefined;
 				}, !live);
 				written = true;
 			} finally {

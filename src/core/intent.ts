@@ -444,7 +444,8 @@ export class Intent<Data = unknown> {
 	/** Takes in what another tab stored for this intent (more attempts, a new state). */
 	#observe(stored: IntentRecord): void {
 		const {lease: _, ...record} = stored;
-		if (record.updatedAt <= this.#record.updatedAt && record.state === this.#record.state) return;
+		// A settled record is an outcome (adopted as one) or a failed mark on its way out: never a copy.
+		if (isSettled(record.state) || (record.updatedAt <= this.#record.updatedAt && record.state === this.#record.state)) return;
 		this.#record = record;
 		// Left unresolved elsewhere: why, as the sender stored it, rather than this page's older result.
 		this.#result = storedResult(record) ?? this.#result;
@@ -761,9 +762,12 @@ export class Intent<Data = unknown> {
 	/** `store`: false when this tab does not hold the claim, and the record is not its to write. */
 	async #unresolve(reason: UnresolvedReason, answer: Answer | undefined, store = true): Promise<IntentResult> {
 		if (this.#prior && !await this.#rollBack()) store = false;
-		// Aborted before any attempt: nothing can have happened, the intent stays pending.
-		// Detached (this page cleared or replaced it), it stores nothing but no longer shows it as sending.
-		const unresolving = (store || this.#detached) && this.#record.state === 'sending';
+		// The page stops sending: `idle`'s rule. Aborted before any attempt, nothing can have happened
+		// and the intent stays pending; after one (waiting for the network too), unresolved. Stored
+		// only by the tab that holds the claim, and still the scope's: a page that waited for another
+		// tab, or cleared or replaced the intent here, changes only what it shows.
+		const at = Date.now();
+		const next = idle(this.#record, this.#detached, at);
 		const result: IntentResult = {
 			status: 'unresolved',
 			key: this.key,
@@ -771,9 +775,10 @@ export class Intent<Data = unknown> {
 			error: answer && 'error' in answer ? answer.error : undefined,
 			...(answer && 'response' in answer ? {response: answer.response, data: answer.data} : {}),
 			attempts: this.attempts,
-			mayHaveBeenSent: mayHaveBeenSent(unresolving ? 'unresolved' : this.#record.state, this.attempts, reason),
+			mayHaveBeenSent: mayHaveBeenSent(next.state, this.attempts, reason),
 		};
-		return this.#finish(unresolving ? {type: 'unresolve', cause: causeOf(result), at: Date.now()} : undefined, result);
+		if (!store) this.#record = next;
+		return this.#finish(store && next !== this.#record ? {type: 'unresolve', cause: causeOf(result), at} : undefined, result);
 	}
 
 	async #expire(): Promise<IntentResult> {
