@@ -193,6 +193,42 @@ export async function clientSpeed(server: BenchServer, {rounds, intents, warmup,
 }
 
 /** The targets as lines for a terminal: median, range, verdict. */
+/**
+ * The `list()` target alone (`npm run bench -- --list`): `list()` of `size` stored intents against
+ * the raw IndexedDB read of the same records, taking turns, `rounds` times; the ratio per round.
+ */
+export async function listSpeed(server: BenchServer, {rounds, size, log = () => undefined}: {rounds: number; size: number; log?: (line: string) => void}): Promise<ClientTarget> {
+	const url = await openSite(server);
+	const profile = await openProfile(url);
+	try {
+		await profile.page.evaluate(async count => window.bench.seed({count}), size);
+		const lists: number[] = [];
+		const raws: number[] = [];
+		for (let round = 0; round < rounds; round++) {
+			const list = async () => {
+				await reload(profile, url);
+				const listed = await profile.page.evaluate(async () => window.bench.list());
+				if (listed.count !== size) throw new Error(`list() found ${listed.count} of ${size}`);
+				lists.push(listed.ms);
+			};
+
+			const raw = async () => {
+				await reload(profile, url);
+				const read = await profile.page.evaluate(async () => window.bench.rawRead());
+				if (read.count !== size) throw new Error(`the raw read found ${read.count} of ${size}`);
+				raws.push(read.ms);
+			};
+
+			for (const step of round % 2 === 0 ? [list, raw] : [raw, list]) await step();
+			log(`  round ${round + 1}: list() ${ms(lists.at(-1)!)} ms, raw read ${ms(raws.at(-1)!)} ms = ${(lists.at(-1)! / raws.at(-1)!).toFixed(2)}× (load ${os.loadavg()[0]!.toFixed(2)})`);
+		}
+
+		return target(`\`list()\` of ${integer(size)}: ≤ 1.3× the raw IndexedDB read of the same records`, 1.3, lists.map((value, round) => value / raws[round]!), `list() ${range(spread(lists))} ms, raw read ${range(spread(raws))} ms`);
+	} finally {
+		await profile.close();
+	}
+}
+
 export function formatClientSpeed(speed: ClientSpeed): string {
 	const load = (values: number[]) => values.map(value => value.toFixed(2)).join(' / ');
 	return [

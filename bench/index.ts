@@ -5,13 +5,13 @@
  * --scale=1000,10000, --scale-rounds=3, --concurrency=40, --seed=1, --settled=10000 (intents a
  * profile stores and settles before client.send() is timed in it); --report renders RESULTS.md
  * and the chart again from results.json without measuring; --client measures and prints the
- * client speed targets alone.
+ * client speed targets alone; --list the `list()` target alone (--size=10000).
  */
 import {execFileSync} from 'node:child_process';
 import {readFile, writeFile} from 'node:fs/promises';
 import os from 'node:os';
 import {fileURLToPath} from 'node:url';
-import {clientSpeed, formatClientSpeed} from './client-speed.js';
+import {clientSpeed, formatClientSpeed, listSpeed} from './client-speed.js';
 import {browserOverhead, launchBrowser, openSite, RESUME_CONCURRENCY, scale, transactionCost, type ScaleRow} from './browser.js';
 import {sweep} from './duplicates.js';
 import {nodeOverhead} from './overhead-node.js';
@@ -157,6 +157,16 @@ if (process.argv.includes('--client')) {
 		const speed = await clientSpeed(server, {rounds: count('rounds', 5), intents: count('browser-intents', 150), warmup: 30, settled: count('settled', 10_000), sizes: flag('scale', '1000,10000').split(',').map(Number), log});
 		log(`\n${formatClientSpeed(speed)}`);
 		process.exitCode = speed.targets.every(row => row.met) ? 0 : 1;
+	} finally {
+		await server.close();
+	}
+} else if (process.argv.includes('--list')) {
+	// The list() target alone: about a minute.
+	const server = await BenchServer.start();
+	try {
+		const row = await listSpeed(server, {rounds: count('rounds', 5), size: count('size', 10_000), log});
+		log(`\n${row.met ? 'met' : 'NOT MET'}  ${row.target}: ${row.ratio.median.toFixed(2)}× (${row.ratio.min.toFixed(2)}–${row.ratio.max.toFixed(2)}, ${row.ratio.runs.length} runs); ${row.detail}`);
+		process.exitCode = row.met ? 0 : 1;
 	} finally {
 		await server.close();
 	}

@@ -100,7 +100,8 @@ export class Intent<Data = unknown> {
 	#session: Session;
 	#result: IntentResult | undefined;
 	#discarded = false;
-	#snapshot: IntentSnapshot;
+	/** Made when first read after a change: `list()` of 10,000 makes none. */
+	#snapshot: IntentSnapshot | undefined;
 	readonly #listeners = new Set<(snapshot: IntentSnapshot) => void>();
 	/** Replaced, discarded or lost: never sends or writes again. */
 	#detached = false;
@@ -131,7 +132,6 @@ export class Intent<Data = unknown> {
 		// A record stored as succeeded is another sender's delivery (a service worker's note); one
 		// stored as unresolved keeps why.
 		this.#result = record.state === 'succeeded' ? deliveredResult(record) : storedResult(record);
-		this.#snapshot = this.#makeSnapshot();
 	}
 
 	/** The idempotency key, stable for the life of the intent. */
@@ -185,7 +185,7 @@ export class Intent<Data = unknown> {
 
 	/** The current immutable snapshot (the same object until something changes). */
 	get snapshot(): IntentSnapshot {
-		return this.#snapshot;
+		return (this.#snapshot ??= this.#makeSnapshot());
 	}
 
 	/** @internal The SHA-256 fingerprint of method, URL and body. */
@@ -904,7 +904,7 @@ export class Intent<Data = unknown> {
 	}
 
 	#publish(): void {
-		this.#snapshot = this.#makeSnapshot();
-		for (const listener of this.#listeners) listener(this.#snapshot);
+		this.#snapshot = undefined;
+		for (const listener of this.#listeners) listener(this.snapshot);
 	}
 }

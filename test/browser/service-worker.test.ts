@@ -16,6 +16,8 @@ declare global {
 
 const ORDER = {url: '/orders', json: {order: 'o-1', total: 42}} as const;
 const RETRY = {limit: 30, baseDelay: 100, maxDelay: 400} as const;
+/** A page's retries that come only after the page has closed: no request of the page races the worker's. */
+const SLOW_RETRY = {limit: 30, baseDelay: 10_000, maxDelay: 10_000} as const;
 /** How long to wait for a condition: the worker may have to start first, retries back off. */
 const PATIENT = {timeout: 10_000};
 
@@ -120,12 +122,12 @@ async function pageWithWorker(query = ''): Promise<Page> {
 }
 
 /** Gives `page` a client opted in to Background Sync, as an app that offers it does. */
-async function optIn(page: Page): Promise<void> {
+async function optIn(page: Page, retry: typeof RETRY | typeof SLOW_RETRY = RETRY): Promise<void> {
 	await page.evaluate(async retry => {
 		const {createClient} = await window.loadSendonce();
 		const {backgroundSync} = await (window as unknown as {loadSw(): Promise<typeof import('../../src/sw.js')>}).loadSw();
 		window.client = createClient({retry, onEvent: backgroundSync()});
-	}, RETRY);
+	}, retry);
 }
 
 /** Every record in sendonce's IndexedDB store, read through the package in `page`. */
@@ -283,7 +285,7 @@ describe('secrets: the worker has only its own headers()', () => {
 	 */
 	async function syncBehindToken(query: string): Promise<string> {
 		const page = await pageWithWorker(query);
-		await optIn(page);
+		await optIn(page, SLOW_RETRY);
 		const key = await interruptedSend(page, 1);
 		await page.close();
 		apiDown = false;
@@ -428,4 +430,28 @@ test('a sync that fires while the worker sends an older intent also sends the on
 	expect(server.effects.get('older')).toBe(1);
 	expect(server.requests.map(request => request.key).sort()).toEqual([older, newer].sort());
 	expect(server.totalEffects).toBe(2);
+});
+
+test('two tabs and the worker resume the same 100 stored intents at once, marked in batches: each is sent once, one effect each (issue 32)', async () => {
+	const first = await pageWithWorker();
+	await optIn(first);
+	const keys = await first.evaluate(async () => Promise.all(Array.from({length: 100}, async (_, index) => (await window.client.intent(`order-${index}`, {url: '/orders', json: {order: `o-${index}`}})).key)));
+	const second = await context.newPage();
+	await second.goto(`${server.url}/`);
+	await optIn(second);
+
+	// Held at the server until all three have started, so that their batches meet.
+	shutGate();
+	const resumes = [first, second].map(async page => page.evaluate(async () => (await window.client.resume()).map(result => result.status)));
+	await fireSync(context, server.url);
+	await expect.poll(() => server.requests.length, PATIENT).toBeGreaterThan(0);
+	openGate();
+	const [one, two] = await Promise.all(resumes);
+
+	await expect.poll(() => server.totalEffects, PATIENT).toBe(100);
+	for (let index = 0; index < 100; index++) expect(server.effects.get(`o-${index}`), `o-${index}`).toBe(1);
+	// One request per key: no intent was sent by two of them, and none twice.
+	await expect.poll(async () => Object.keys(await stored(first)).length, PATIENT).toBe(0);
+	expect(server.requests.map(request => request.key).sort()).toEqual([...keys].sort());
+	expect([...one!, ...two!].every(status => status === 'succeeded')).toBe(true);
 });
