@@ -73,6 +73,25 @@ async function sendRound(profile: Profile, url: string, {intents, warmup, block}
 	return {send: median(measured.times[SEND]!), ky: median(measured.times['ky']!), fetch: median(measured.times['fetch']!), transactions: measured.transactions};
 }
 
+/** One round of `list()` against the raw read of the same `size` records, taking turns (which goes first alternates). */
+async function listRound(profile: Profile, url: string, size: number, round: number, lists: number[], raws: number[]): Promise<void> {
+	const list = async () => {
+		await reload(profile, url);
+		const listed = await profile.page.evaluate(async () => window.bench.list());
+		if (listed.count !== size) throw new Error(`list() found ${listed.count} of ${size}`);
+		lists.push(listed.ms);
+	};
+
+	const raw = async () => {
+		await reload(profile, url);
+		const read = await profile.page.evaluate(async () => window.bench.rawRead());
+		if (read.count !== size) throw new Error(`the raw read found ${read.count} of ${size}`);
+		raws.push(read.ms);
+	};
+
+	for (const step of round % 2 === 0 ? [list, raw] : [raw, list]) await step();
+}
+
 const range = ({median: middle, min, max}: Spread, format = ms) => `${format(middle)} (${format(min)}–${format(max)})`;
 const ratioOf = (ratio: Spread) => `${ratio.median.toFixed(2)}× (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}, ${ratio.runs.length} runs)`;
 
@@ -160,21 +179,7 @@ export async function clientSpeed(server: BenchServer, {rounds, intents, warmup,
 				for (const step of round % 2 === 0 ? [resume, plain] : [plain, resume]) await step();
 				if (size === sizes.at(-1)) {
 					await profile.page.evaluate(async count => window.bench.seed({count}), size);
-					const list = async () => {
-						await reload(profile, url);
-						const listed = await profile.page.evaluate(async () => window.bench.list());
-						if (listed.count !== size) throw new Error(`list() found ${listed.count} of ${size}`);
-						lists.push(listed.ms);
-					};
-
-					const raw = async () => {
-						await reload(profile, url);
-						const read = await profile.page.evaluate(async () => window.bench.rawRead());
-						if (read.count !== size) throw new Error(`the raw read found ${read.count} of ${size}`);
-						raws.push(read.ms);
-					};
-
-					for (const step of round % 2 === 0 ? [list, raw] : [raw, list]) await step();
+					await listRound(profile, url, size, round, lists, raws);
 				}
 
 				log(`  ${integer(size)} stored, round ${round + 1}: resume() ${ms(resumes.at(-1)!)} ms, plain POSTs ${ms(posts.at(-1)!)} ms = ${(resumes.at(-1)! / posts.at(-1)!).toFixed(2)}×${lists.length > round ? `; list() ${ms(lists.at(-1)!)} ms, raw read ${ms(raws.at(-1)!)} ms = ${(lists.at(-1)! / raws.at(-1)!).toFixed(2)}×` : ''} (load ${os.loadavg()[0]!.toFixed(2)})`);
@@ -205,21 +210,7 @@ export async function listSpeed(server: BenchServer, {rounds, size, log = () => 
 		const lists: number[] = [];
 		const raws: number[] = [];
 		for (let round = 0; round < rounds; round++) {
-			const list = async () => {
-				await reload(profile, url);
-				const listed = await profile.page.evaluate(async () => window.bench.list());
-				if (listed.count !== size) throw new Error(`list() found ${listed.count} of ${size}`);
-				lists.push(listed.ms);
-			};
-
-			const raw = async () => {
-				await reload(profile, url);
-				const read = await profile.page.evaluate(async () => window.bench.rawRead());
-				if (read.count !== size) throw new Error(`the raw read found ${read.count} of ${size}`);
-				raws.push(read.ms);
-			};
-
-			for (const step of round % 2 === 0 ? [list, raw] : [raw, list]) await step();
+			await listRound(profile, url, size, round, lists, raws);
 			log(`  round ${round + 1}: list() ${ms(lists.at(-1)!)} ms, raw read ${ms(raws.at(-1)!)} ms = ${(lists.at(-1)! / raws.at(-1)!).toFixed(2)}× (load ${os.loadavg()[0]!.toFixed(2)})`);
 		}
 
