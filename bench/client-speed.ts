@@ -73,6 +73,24 @@ async function sendRound(profile: Profile, url: string, {intents, warmup, block}
 	return {send: median(measured.times[SEND]!), ky: median(measured.times['ky']!), fetch: median(measured.times['fetch']!), transactions: measured.transactions};
 }
 
+/** One round of `resume()` of `size` stored intents against as many plain POSTs, taking turns. */
+async function resumeRound(profile: Profile, url: string, size: number, round: number, resumes: number[], posts: number[]): Promise<void> {
+	const resume = async () => {
+		await profile.page.evaluate(async count => window.bench.seed({count}), size);
+		await reload(profile, url);
+		const resumed = await profile.page.evaluate(async () => window.bench.resume({instant: false}));
+		if (resumed.outcomes['succeeded'] !== size || resumed.left !== 0) throw new Error(`resume() of ${size}: ${JSON.stringify(resumed.outcomes)}, ${resumed.left} left`);
+		resumes.push(resumed.ms);
+	};
+
+	const plain = async () => {
+		await reload(profile, url);
+		posts.push(await profile.page.evaluate(async options => window.bench.posts(options), {count: size, concurrency: RESUME_CONCURRENCY}));
+	};
+
+	for (const step of round % 2 === 0 ? [resume, plain] : [plain, resume]) await step();
+}
+
 /** One round of `list()` against the raw read of the same `size` records, taking turns (which goes first alternates). */
 async function listRound(profile: Profile, url: string, size: number, round: number, lists: number[], raws: number[]): Promise<void> {
 	const list = async () => {
@@ -163,20 +181,7 @@ export async function clientSpeed(server: BenchServer, {rounds, intents, warmup,
 			const lists: number[] = [];
 			const raws: number[] = [];
 			for (let round = 0; round < rounds; round++) {
-				const resume = async () => {
-					await profile.page.evaluate(async count => window.bench.seed({count}), size);
-					await reload(profile, url);
-					const resumed = await profile.page.evaluate(async () => window.bench.resume({instant: false}));
-					if (resumed.outcomes['succeeded'] !== size || resumed.left !== 0) throw new Error(`resume() of ${size}: ${JSON.stringify(resumed.outcomes)}, ${resumed.left} left`);
-					resumes.push(resumed.ms);
-				};
-
-				const plain = async () => {
-					await reload(profile, url);
-					posts.push(await profile.page.evaluate(async options => window.bench.posts(options), {count: size, concurrency: RESUME_CONCURRENCY}));
-				};
-
-				for (const step of round % 2 === 0 ? [resume, plain] : [plain, resume]) await step();
+				await resumeRound(profile, url, size, round, resumes, posts);
 				if (size === sizes.at(-1)) {
 					await profile.page.evaluate(async count => window.bench.seed({count}), size);
 					await listRound(profile, url, size, round, lists, raws);
@@ -185,7 +190,7 @@ export async function clientSpeed(server: BenchServer, {rounds, intents, warmup,
 				log(`  ${integer(size)} stored, round ${round + 1}: resume() ${ms(resumes.at(-1)!)} ms, plain POSTs ${ms(posts.at(-1)!)} ms = ${(resumes.at(-1)! / posts.at(-1)!).toFixed(2)}×${lists.length > round ? `; list() ${ms(lists.at(-1)!)} ms, raw read ${ms(raws.at(-1)!)} ms = ${(lists.at(-1)! / raws.at(-1)!).toFixed(2)}×` : ''} (load ${os.loadavg()[0]!.toFixed(2)})`);
 			}
 
-			targets.push(target(`\`resume()\` of ${integer(size)}: ≤ 1.15× as many plain POSTs, ${RESUME_CONCURRENCY} at a time`, 1.15, resumes.map((value, round) => value / posts[round]!), `resume() ${range(spread(resumes))} ms, POSTs ${range(spread(posts))} ms`));
+			targets.push(resumeTarget(size, resumes, posts));
 			if (lists.length > 0) {
 				targets.push(target(`\`list()\` of ${integer(size)}: ≤ 1.3× the raw IndexedDB read of the same records`, 1.3, lists.map((value, round) => value / raws[round]!), `list() ${range(spread(lists))} ms, raw read ${range(spread(raws))} ms`));
 			}
@@ -219,6 +224,26 @@ export async function listSpeed(server: BenchServer, {rounds, size, log = () => 
 		await profile.close();
 	}
 }
+
+/** The `resume()` target alone (`npm run bench -- --resume --size=1000`). */
+export async function resumeSpeed(server: BenchServer, {rounds, size, log = () => undefined}: {rounds: number; size: number; log?: (line: string) => void}): Promise<ClientTarget> {
+	const url = await openSite(server);
+	const profile = await openProfile(url);
+	try {
+		const resumes: number[] = [];
+		const posts: number[] = [];
+		for (let round = 0; round < rounds; round++) {
+			await resumeRound(profile, url, size, round, resumes, posts);
+			log(`  round ${round + 1}: resume() ${ms(resumes.at(-1)!)} ms, plain POSTs ${ms(posts.at(-1)!)} ms = ${(resumes.at(-1)! / posts.at(-1)!).toFixed(2)}× (load ${os.loadavg()[0]!.toFixed(2)})`);
+		}
+
+		return resumeTarget(size, resumes, posts);
+	} finally {
+		await profile.close();
+	}
+}
+
+const resumeTarget = (size: number, resumes: number[], posts: number[]) => target(`\`resume()\` of ${integer(size)}: ≤ 1.15× as many plain POSTs, ${RESUME_CONCURRENCY} at a time`, 1.15, resumes.map((value, round) => value / posts[round]!), `resume() ${range(spread(resumes))} ms, POSTs ${range(spread(posts))} ms`);
 
 export function formatClientSpeed(speed: ClientSpeed): string {
 	const load = (values: number[]) => values.map(value => value.toFixed(2)).join(' / ');

@@ -5,13 +5,14 @@
  * --scale=1000,10000, --scale-rounds=3, --concurrency=40, --seed=1, --settled=10000 (intents a
  * profile stores and settles before client.send() is timed in it); --report renders RESULTS.md
  * and the chart again from results.json without measuring; --client measures and prints the
- * client speed targets alone; --list the `list()` target alone (--size=10000).
+ * client speed targets alone; --list the `list()` target alone (--size=10000), --resume the
+ * `resume()` one (--size=1000); --node Node's one-send overhead against ky alone (--intents=4000).
  */
 import {execFileSync} from 'node:child_process';
 import {readFile, writeFile} from 'node:fs/promises';
 import os from 'node:os';
 import {fileURLToPath} from 'node:url';
-import {clientSpeed, formatClientSpeed, listSpeed} from './client-speed.js';
+import {clientSpeed, formatClientSpeed, listSpeed, resumeSpeed} from './client-speed.js';
 import {browserOverhead, launchBrowser, openSite, RESUME_CONCURRENCY, scale, transactionCost, type ScaleRow} from './browser.js';
 import {sweep} from './duplicates.js';
 import {nodeOverhead} from './overhead-node.js';
@@ -160,13 +161,24 @@ if (process.argv.includes('--client')) {
 	} finally {
 		await server.close();
 	}
-} else if (process.argv.includes('--list')) {
-	// The list() target alone: about a minute.
+} else if (process.argv.includes('--list') || process.argv.includes('--resume')) {
+	// The list() or resume() target alone: about a minute.
 	const server = await BenchServer.start();
 	try {
-		const row = await listSpeed(server, {rounds: count('rounds', 5), size: count('size', 10_000), log});
+		const measure = process.argv.includes('--list') ? listSpeed : resumeSpeed;
+		const row = await measure(server, {rounds: count('rounds', 5), size: count('size', process.argv.includes('--list') ? 10_000 : 1000), log});
 		log(`\n${row.met ? 'met' : 'NOT MET'}  ${row.target}: ${row.ratio.median.toFixed(2)}× (${row.ratio.min.toFixed(2)}–${row.ratio.max.toFixed(2)}, ${row.ratio.runs.length} runs); ${row.detail}`);
 		process.exitCode = row.met ? 0 : 1;
+	} finally {
+		await server.close();
+	}
+} else if (process.argv.includes('--node')) {
+	// The Node overhead target alone: under a minute.
+	const server = await BenchServer.start();
+	try {
+		const node = await nodeOverhead(server, {intents: count('intents', 4000), warmup: 200, rounds: count('rounds', 5)});
+		log(`sendonce ${ms(node.send.median)} ms, ky ${ms(node.ky.median)} ms, fetch ${ms(node.fetch.median)} ms (median): ${ratioText(node.ratio.ky)} ky, ${ratioText(node.ratio.fetch)} fetch`);
+		process.exitCode = node.ratio.ky.median <= 1 ? 0 : 1;
 	} finally {
 		await server.close();
 	}

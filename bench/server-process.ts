@@ -34,6 +34,8 @@ async function open(command: Extract<Command, {type: 'open'}>): Promise<string> 
 	const attempts = new Map<string, number>();
 	const {site} = command;
 	server = await startContractServer({
+		// As a deployed server keeps them (Node's own default is 5 s): each client reuses its connections.
+		keepAliveTimeout: 60_000,
 		faultFor({path}) {
 			const match = ORDER_PATH.exec(path);
 			if (!match || command.rate === 0) return undefined;

@@ -13,11 +13,9 @@ export interface RetryBudget {
 }
 
 export function createRetryBudget(capacity: number | false): RetryBudget {
-	if (capacity === false) {
-		return {take: () => true, refund() {}, tokens: Number.POSITIVE_INFINITY};
-	}
-
-	let tokens = capacity;
+	// `false`: no budget, a bucket that never runs dry.
+	const most = capacity === false ? Infinity : capacity;
+	let tokens = most;
 	return {
 		take(cost) {
 			if (cost > tokens) return false;
@@ -25,7 +23,7 @@ export function createRetryBudget(capacity: number | false): RetryBudget {
 			return true;
 		},
 		refund(lastRetryCost) {
-			tokens = Math.min(capacity, tokens + (lastRetryCost ?? NO_RETRY_INCREMENT));
+			tokens = Math.min(most, tokens + (lastRetryCost ?? NO_RETRY_INCREMENT));
 		},
 		get tokens() {
 			return tokens;

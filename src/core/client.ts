@@ -67,16 +67,6 @@ export class Client implements SendOnceClient, IntentContext {
 		return this.#openStore().then(store => store.durable ?? true, () => false);
 	}
 
-	readonly #emitted = new Set<string>();
-
-	/** For developers' diagnoses: development builds only. */
-	emitOnce(id: string, event: SendOnceEvent): void {
-		if (process.env.NODE_ENV !== 'production' && !this.#emitted.has(id)) {
-			this.#emitted.add(id);
-			this.emit(event);
-		}
-	}
-
 	readonly emit = (event: SendOnceEvent): void => {
 		try {
 			this.options.onEvent?.(event);

@@ -57,13 +57,14 @@ export interface IntentContext {
 	readonly budget: RetryBudget;
 	readonly coordinator: Coordinator;
 	emit(event: SendOnceEvent): void;
-	/** Emits `event` once per `id` for the life of the client. */
-	emitOnce(id: string, event: SendOnceEvent): void;
 	/** Whether `intent` is still the client's intent for its scope (not replaced or discarded). */
 	isCurrent(intent: Intent): boolean;
 	/** The intent is settled or discarded: the client stops tracking it. */
 	forget(intent: Intent): void;
 }
+
+/** The diagnoses this page has emitted (`cors-headers-hidden`), in development builds. */
+const diagnosed = /* @__PURE__ */ new Set<string>();
 
 /** Results this tab made up for an intent it lost track of: never announced as outcomes. */
 const UNHEARD = new WeakSet<IntentResult>();
@@ -584,7 +585,12 @@ export class Intent<Data = unknown> {
 				const hidden = hiddenHeader(answer, mayHaveReached);
 				if (hidden && 'response' in answer) {
 					const {origin} = new URL(url);
-					this.#ctx.emitOnce(`${origin} ${hidden}`, {type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
+					const id = `${origin} ${hidden}`;
+					// Once per page: a diagnosis, in development builds only.
+					if (!diagnosed.has(id)) {
+						diagnosed.add(id);
+						this.#ctx.emit({type: 'cors-headers-hidden', key: this.key, scope: this.scope, origin, header: hidden, status: answer.response.status});
+					}
 				}
 			}
 

@@ -1,13 +1,9 @@
 import {StoreError} from './errors/store-error.js';
 
+/** Quota by its name (`QuotaExceededError`, Firefox's `NS_ERROR_DOM_QUOTA_REACHED`), legacy code or message (SQLite's, Safari's). */
 function isQuota(error: unknown): boolean {
-	if (typeof error !== 'object' || error === null) return false;
-	const {name, code, message} = error as {name?: unknown; code?: unknown; message?: unknown};
-	return name === 'QuotaExceededError'
-		|| name === 'NS_ERROR_DOM_QUOTA_REACHED'
-		|| code === 22
-		|| code === 1014
-		|| (typeof message === 'string' && /quota|SQLITE_FULL|disk is full|database or disk is full/i.test(message));
+	const {name, code, message} = Object(error) as {name?: unknown; code?: unknown; message?: unknown};
+	return code === 22 || code === 1014 || [name, message].some(text => typeof text == 'string' && /quota|SQLITE_FULL|disk is full/i.test(text));
 }
 
 /**

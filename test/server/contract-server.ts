@@ -72,6 +72,11 @@ export interface ContractServerOptions {
 	serve?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
 	/** Called when a request arrives, before anything is done with it (to inspect the client). */
 	onArrival?: (request: {key: string | undefined; body: string}) => void | Promise<void>;
+	/**
+	 * How long an idle connection stays open, ms. Short for tests, which close the server; Node's
+	 * fetch (undici) does not reuse a connection whose `Keep-Alive: timeout` is 1 s or less. @default 1000
+	 */
+	keepAliveTimeout?: number;
 }
 
 /**
@@ -129,7 +134,7 @@ export class ContractServer {
 		this.#server = createServer((request, response) => {
 			void this.#handle(request, response);
 		});
-		this.#server.keepAliveTimeout = 1000;
+		this.#server.keepAliveTimeout = options.keepAliveTimeout ?? 1000;
 	}
 
 	get url(): string {

@@ -12,8 +12,12 @@ const realCrypto = globalThis.crypto;
 const noSubtle = () => ({randomUUID: () => realCrypto.randomUUID(), getRandomValues: <T extends ArrayBufferView>(array: T) => realCrypto.getRandomValues(array as never) as T});
 const nodeSha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
+/** A runtime as Hermes or a browser page is: no Node hash handed over. */
+const withoutNodeHash = () => vi.spyOn(process, 'getBuiltinModule').mockReturnValue(undefined as never);
+
 afterEach(() => {
 	vi.unstubAllGlobals();
+	vi.restoreAllMocks();
 });
 
 describe('sha256Hex(), the bundled fallback', () => {
@@ -57,15 +61,27 @@ describe('fingerprint()', () => {
 		expect(await fingerprint('POST', URL_ORDERS, '{"a":1}')).toBe(nodeSha256(`POST ${URL_ORDERS}\n{"a":1}`));
 	});
 
-	test('Web Crypto and the fallback give the same hex', async () => {
+	test('in Node, hashes with node:crypto, without a trip through Web Crypto', async () => {
+		const digest = vi.spyOn(globalThis.crypto.subtle, 'digest');
+		expect(await fingerprint('POST', URL_ORDERS, '{"a":1}')).toBe(nodeSha256(`POST ${URL_ORDERS}\n{"a":1}`));
+		expect(digest).not.toHaveBeenCalled();
+	});
+
+	test('Node\'s hash, Web Crypto and the fallback give the same hex', async () => {
 		const texts = fc.sample(fc.string({unit: 'binary', maxLength: 200}), 50);
+		const viaNode = await Promise.all(texts.map(async text => fingerprint('PUT', URL_ORDERS, text)));
+		withoutNodeHash();
+		const digest = vi.spyOn(globalThis.crypto.subtle, 'digest');
 		const viaSubtle = await Promise.all(texts.map(async text => fingerprint('PUT', URL_ORDERS, text)));
+		expect(digest).toHaveBeenCalledTimes(texts.length);
 		vi.stubGlobal('crypto', noSubtle());
 		const viaFallback = await Promise.all(texts.map(async text => fingerprint('PUT', URL_ORDERS, text, sha256)));
-		expect(viaFallback).toEqual(viaSubtle);
+		expect(viaSubtle).toEqual(viaNode);
+		expect(viaFallback).toEqual(viaNode);
 	});
 
 	test('without Web Crypto and without the sha256 option, intent() says what to pass, storing nothing', async () => {
+		withoutNodeHash();
 		vi.stubGlobal('crypto', noSubtle());
 		const store = testStore();
 		await expect(createClient({store}).intent('order', {url: URL_ORDERS, json: {}})).rejects.toMatchObject({name: 'SendOnceError', code: 'NO_WEB_CRYPTO', message: expect.stringMatching(/`sha256` from 'sendonce\/react-native'/)});
@@ -75,6 +91,7 @@ describe('fingerprint()', () => {
 	test('an intent made without Web Crypto matches one made with it', async () => {
 		const store = testStore();
 		const withSubtle = await createClient({store}).intent('order', {url: URL_ORDERS, json: {b: 2, a: 1}});
+		withoutNodeHash();
 		vi.stubGlobal('crypto', noSubtle());
 		const withoutSubtle = await createClient({store, sha256}).intent('order', {url: URL_ORDERS, json: {a: 1, b: 2}});
 
