@@ -2,6 +2,7 @@ import {isBodyTooLarge} from './body-too-large.js';
 import type {Answer, Incoming} from './exchange.js';
 import {parseKeyHeader} from './key-header.js';
 import type {NormalizedOptions} from './options.js';
+import {CHECK_HEADER, parseCheckHeader} from './check.js';
 import {problem} from './problem.js';
 import {BodyTooDeepError, bodyBytes, digest} from './request-fingerprint.js';
 
@@ -14,7 +15,8 @@ import {BodyTooDeepError, bodyBytes, digest} from './request-fingerprint.js';
 export type Admission =
 	| {type: 'pass'}
 	| {type: 'refuse'; answer: Answer}
-	| {type: 'keyed'; key: string; id: string; fingerprint: string};
+	| {type: 'keyed'; key: string; id: string; fingerprint: string}
+	| {type: 'check'; key: string; id: string; created: number};
 
 const PASS: Admission = {type: 'pass'};
 
@@ -48,6 +50,17 @@ async function scopeOf(settings: NormalizedOptions, native: unknown): Promise<st
 	return scope;
 }
 
+/**
+ * A check of its key (docs/server-contract.md, "Checking a key"): `created=<epoch ms>`. Its body,
+ * if any, is not read: a check is about the key alone. Its scope is the request's, as a retry's
+ * is, so a user can ask about, and close, only their own keys.
+ */
+async function admitCheck(settings: NormalizedOptions, request: Incoming<unknown>, key: string, header: string): Promise<Admission> {
+	const created = parseCheckHeader(header);
+	if (created === undefined) return {type: 'refuse', answer: problem(400, 'Malformed idempotency check', `The ${CHECK_HEADER} header is \`created=<the key's creation time, in milliseconds since 1970>\`.`)};
+	return {type: 'check', key, id: storageId(await scopeOf(settings, request.native), key), created};
+}
+
 /** Reads the key, bounds and fingerprints the body, and finds the key's scope: in this order, each step only when the last allows it. */
 export async function admit(settings: NormalizedOptions, request: Incoming<unknown>): Promise<Admission> {
 	if (!settings.methods.has(request.method)) return PASS;
@@ -58,6 +71,8 @@ export async function admit(settings: NormalizedOptions, request: Incoming<unkno
 		return {type: 'refuse', answer: problem(400, 'Idempotency key missing', `This request must carry an ${settings.headerName} header, so that a retry of it runs once.`)};
 	}
 
+	const check = request.header(CHECK_HEADER);
+	if (check !== undefined) return admitCheck(settings, request, parsed.key, check);
 	const length = request.header('content-length');
 	if (length !== undefined && Number(length) > settings.maxBody) return tooLarge(settings.maxBody);
 	let body;

@@ -6,7 +6,16 @@ import {problem} from './problem.js';
 /** What a claim found when the key was not free: held (maybe with the holder's fingerprint), or answered. */
 export type Found =
 	| {state: 'running'; fingerprint?: string | undefined; leaseLeft?: number | undefined}
-	| {state: 'done'; fingerprint: string; answer: StoredAnswer};
+	| {state: 'done'; fingerprint: string; answer: StoredAnswer}
+	| {state: 'closed'};
+
+/**
+ * The answer to a request whose key a check closed (docs/server-contract.md, "Checking a key"):
+ * nothing runs, whatever the request; the client was told its action was never done.
+ */
+export function closedAnswer(named: string): Answer {
+	return problem(410, 'Idempotency key closed', `The ${named} was closed by a check that found it never used: this request is not processed. Send it again with a new key to do it now.`, [['idempotency-status', 'closed']]);
+}
 
 /** The stored answer, sent again: its status, its kept headers, its body, marked as a replay. */
 export function replayAnswer(answer: StoredAnswer): Answer {
@@ -31,6 +40,7 @@ export function retryAfterLease(leaseLeft: number, {retryAfter, lease}: {retryAf
  */
 export function answerDuplicate(found: Found, request: {key: string; fingerprint: string}, settings: {headerName: string; retryAfter: number; lease: number}): Answer {
 	const named = `${settings.headerName} ${JSON.stringify(request.key)}`;
+	if (found.state === 'closed') return closedAnswer(named);
 	if (found.fingerprint !== undefined && found.fingerprint !== request.fingerprint) {
 		return problem(422, 'Idempotency key reused', `The ${named} was first used with another method, path or body. Send a new key for a new request.`);
 	}
@@ -49,7 +59,8 @@ export function duplicateAnswered(found: Found, request: {key: string; fingerpri
 	const {emit} = settings;
 	if (emit) {
 		const {key} = request;
-		if (answer.status === 422 && !(found.state === 'done' && found.fingerprint === request.fingerprint)) emit({type: 'key-reused', key});
+		if (found.state === 'closed') emit({type: 'closed', key});
+		else if (answer.status === 422 && !(found.state === 'done' && found.fingerprint === request.fingerprint)) emit({type: 'key-reused', key});
 		else if (found.state === 'running') emit(waited === undefined ? {type: 'in-progress', key} : {type: 'in-progress', key, waited});
 		else emit({type: 'replayed', key, status: answer.status});
 	}

@@ -22,6 +22,9 @@
  *   claim took over one that had: the handler may have run twice (`fence` names the claim).
  * - `transaction`: transactional mode: a keyed transaction ended; `ms` is how long it was open,
  *   `committed` whether it kept its work.
+ * - `checked`: a client asked what became of the key (docs/server-contract.md, "Checking a
+ *   key"); `state` is the answer (`closed`: closed by this check or an earlier one).
+ * - `closed`: a request came with a key a check closed: answered 410, nothing ran.
  *
  * @example
  * import {idempotency, type IdempotencyEvent} from 'sendonce/server';
@@ -38,7 +41,9 @@ export type IdempotencyEvent =
 	| {type: 'released'; key: string; reason: 'throw' | 'status' | 'hang-up'; status?: number; ms: number}
 	| {type: 'not-stored'; key: string; reason: 'lease-lost' | 'store-failed'; status: number; ms: number}
 	| {type: 'lease-lost'; key: string; fence: number}
-	| {type: 'transaction'; key: string; ms: number; committed: boolean};
+	| {type: 'transaction'; key: string; ms: number; committed: boolean}
+	| {type: 'checked'; key: string; state: 'done' | 'running' | 'released' | 'closed' | 'unknown'}
+	| {type: 'closed'; key: string};
 
 /** The event hook as the flows call it: never throws into a request, and costs nothing unset. */
 export type Emit = ((event: IdempotencyEvent) => void) | undefined;

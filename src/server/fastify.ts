@@ -389,7 +389,8 @@ export function fastifyIdempotency<Required extends boolean = false, Store exten
 		}
 
 		bodies.set(request, bytes);
-		return Readable.from([bytes]);
+		// A Buffer, not the Uint8Array of several chunks: Fastify's parsers add chunks to a string, and a Uint8Array reads "123,34,…".
+		return Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]);
 	};
 
 	// A route declared after the plugin claims in its own last `preHandler`: after the route's

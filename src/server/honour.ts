@@ -1,4 +1,5 @@
 import {admit} from './admit.js';
+import {checkFlow, ttlHeaders} from './check.js';
 import {corsHeaders, preflight, withHeaders} from './cors.js';
 import type {Answer, HeaderList, Incoming} from './exchange.js';
 import type {KeyStore} from './key-store.js';
@@ -32,8 +33,12 @@ export async function honour(settings: NormalizedOptions, request: Incoming<unkn
 	const {store} = settings;
 	let answer: Answer;
 	if (admission.type === 'refuse') answer = admission.answer;
-	else if (isTransactional(store)) answer = await transactionFlow(settings, store, admission.type === 'keyed' ? admission : undefined, run, () => request.hangUp);
+	else if (admission.type === 'check') answer = withHeaders(await checkFlow(settings, admission), ttlHeaders(settings));
+	else if (isTransactional(store)) {
+		answer = await transactionFlow(settings, store, admission.type === 'keyed' ? admission : undefined, run, () => request.hangUp);
+		if (admission.type === 'keyed') answer = withHeaders(answer, ttlHeaders(settings));
+	}
 	else if (admission.type === 'pass') return {type: 'pass', headers: cors};
-	else answer = await leaseFlow(settings, store as KeyStore, admission, run, () => request.hangUp);
+	else answer = withHeaders(await leaseFlow(settings, store as KeyStore, admission, run, () => request.hangUp), ttlHeaders(settings));
 	return {type: 'answer', answer: withHeaders(answer, cors)};
 }

@@ -28,7 +28,45 @@ export interface StoredAnswer {
 export type ClaimResult =
 	| {state: 'claimed'; fence: number; supersedes?: number}
 	| {state: 'running'; fingerprint: string; leaseLeft: number}
-	| {state: 'done'; fingerprint: string; answer: StoredAnswer};
+	| {state: 'done'; fingerprint: string; answer: StoredAnswer}
+	| {state: 'closed'};
+
+/**
+ * What a store answers for a key it is asked about without a claim (docs/server-contract.md,
+ * "Checking a key"): its answer (`done`), a claim still running (`running`), a claim made and
+ * given up with no answer kept, whose effect may have happened (`released`), closed: no claim
+ * of it was ever made and none ever will be (`closed`), or nothing it can prove (`unknown`).
+ *
+ * @example
+ * import type {CheckResult} from 'sendonce/server';
+ *
+ * const mayHaveRun = (result: CheckResult) => result.state !== 'closed';
+ */
+export type CheckResult =
+	| {state: 'done'; fingerprint: string; answer: StoredAnswer}
+	| {state: 'running'; leaseLeft?: number | undefined}
+	| {state: 'released'}
+	| {state: 'closed'}
+	| {state: 'unknown'};
+
+/**
+ * What a check asks of a store: close the key where no claim of it can have been made since
+ * `from` (epoch ms: when the client made the key, less a margin for its clock), which the store
+ * can prove only while it remembers every claim made since then: `from` is no earlier than the
+ * point from which it remembers (its first use, or its last loss of data), not in the future, and
+ * no more than `ttl` ms ago by its own clock (nor more than the shortest `ttl` a claim or an answer
+ * was kept for since that point, where the store knows it). A closed key is kept `ttl` ms, as an
+ * answer is.
+ *
+ * @example
+ * import type {KeyCheck} from 'sendonce/server';
+ *
+ * const check: KeyCheck = {from: Date.now() - 600_000, ttl: 86_400_000};
+ */
+export interface KeyCheck {
+	from: number;
+	ttl: number;
+}
 
 /**
  * What a claim writes: the request's fingerprint, the lease in ms, and how long the key's record
@@ -71,4 +109,11 @@ export interface KeyStore {
 	complete(id: string, completion: {fence: number; fingerprint: string; answer: StoredAnswer; ttl: number}): Promise<boolean>;
 	/** Gives the key up (the handler failed): the next request with it runs the handler. */
 	release(id: string, release: {fence: number}): Promise<void>;
+	/**
+	 * Optional: what the store knows of the key, in one atomic step that holds no lease, closing
+	 * it where `check` lets the store prove no claim of it was ever made. A store without it
+	 * answers every check `unknown`. A store with it must keep a released claim's record for its
+	 * `ttl` (as all that ship do) and answer `closed` from `claim` for a closed key.
+	 */
+	check?(id: string, check: KeyCheck): Promise<CheckResult>;
 }

@@ -19,9 +19,9 @@ export interface CorsOptions {
 	origin: string | readonly string[] | ((origin: string) => boolean);
 	/** Send `Access-Control-Allow-Credentials: true` (cookies, HTTP auth). @default false */
 	credentials?: boolean;
-	/** Request headers to allow besides the key header and `Content-Type`. @default [] */
+	/** Request headers to allow besides the key header, `Content-Type` and `Idempotency-Check`. @default [] */
 	allowHeaders?: readonly string[];
-	/** Response headers to expose besides `Idempotent-Replayed` and `Retry-After`. @default [] */
+	/** Response headers to expose besides `Idempotent-Replayed`, `Retry-After`, `Idempotency-Status` and `Idempotency-TTL`. @default [] */
 	exposeHeaders?: readonly string[];
 	/** Seconds a browser may cache a preflight answer. @default 600 */
 	maxAge?: number;
@@ -89,6 +89,14 @@ export interface IdempotencyOptions<Required extends boolean = boolean, Store ex
 	 * as long as its promise runs. @default 30_000
 	 */
 	hangUpWait?: number;
+	/**
+	 * How far a client's clock may be off the server's, in ms, where a check proves that a key
+	 * never ran (docs/server-contract.md, "Checking a key"): a key is taken as made this much
+	 * before the time its client gives, so a check closes it only once the store has remembered
+	 * every claim for that long (a memory store that restarted, a flushed Redis: this long after).
+	 * Smaller is sooner and trusts clients' clocks more. @default 600_000 (10 minutes)
+	 */
+	clockSkew?: number;
 }
 
 /**
@@ -143,6 +151,7 @@ export interface NormalizedOptions {
 	onError: NonNullable<IdempotencyOptions['onError']>;
 	emit: Emit;
 	hangUpWait: number;
+	clockSkew: number;
 }
 
 /** Response headers that describe the answer and hold nothing of one client's session. */
@@ -161,7 +170,7 @@ export const SAFE_HEADERS = [
 ] as const;
 
 const DEFAULT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
-const KNOWN = new Set(['store', 'ttl', 'lease', 'maxBody', 'scope', 'required', 'headerName', 'methods', 'retryAfter', 'storeServerErrors', 'replayHeaders', 'cors', 'onError', 'onEvent', 'hangUpWait']);
+const KNOWN = new Set(['store', 'ttl', 'lease', 'maxBody', 'scope', 'required', 'headerName', 'methods', 'retryAfter', 'storeServerErrors', 'replayHeaders', 'cors', 'onError', 'onEvent', 'hangUpWait', 'clockSkew']);
 const CORS_KNOWN = new Set(['origin', 'credentials', 'allowHeaders', 'exposeHeaders', 'maxAge']);
 
 const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
@@ -225,8 +234,8 @@ function normalizeCors(value: unknown, headerName: string): NormalizedCors | und
 	return {
 		origin: normalizeOrigin(options.origin),
 		credentials,
-		allowHeaders: [headerName, 'Content-Type', ...headerNames('cors.allowHeaders', options.allowHeaders)].join(', '),
-		exposeHeaders: ['Idempotent-Replayed', 'Retry-After', ...headerNames('cors.exposeHeaders', options.exposeHeaders)].join(', '),
+		allowHeaders: [headerName, 'Content-Type', 'Idempotency-Check', ...headerNames('cors.allowHeaders', options.allowHeaders)].join(', '),
+		exposeHeaders: ['Idempotent-Replayed', 'Retry-After', 'Idempotency-Status', 'Idempotency-TTL', ...headerNames('cors.exposeHeaders', options.exposeHeaders)].join(', '),
 		maxAge: integer('cors.maxAge', options.maxAge, 600, {zero: true}),
 	};
 }
@@ -322,5 +331,6 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
 		onError,
 		emit: eventHook(given.onEvent, onError),
 		hangUpWait,
+		clockSkew: integer('clockSkew', given.clockSkew, 600_000, {zero: true}),
 	};
 }

@@ -39,7 +39,7 @@ const ERROR = 2;
  */
 export function openTelemetryEvents({meter, tracer}: {meter?: MeterLike; tracer?: TracerLike}): (event: IdempotencyEvent) => void {
 	if (meter === undefined && tracer === undefined) throw new TypeError('Expected `meter` or `tracer`, from `@opentelemetry/api`\'s `metrics.getMeter()` and `trace.getTracer()`');
-	const events = meter?.createCounter('sendonce.server.events', {description: 'Steps of keyed requests: claimed, replayed, in-progress (409), key-reused (422), stored, released, not-stored, lease-lost, transaction', unit: '{event}'});
+	const events = meter?.createCounter('sendonce.server.events', {description: 'Steps of keyed requests: claimed, replayed, in-progress (409), key-reused (422), stored, released, not-stored, lease-lost, transaction, checked, closed (410)', unit: '{event}'});
 	const active = meter?.createUpDownCounter('sendonce.server.claims.active', {description: 'Keys claimed whose handler has not ended yet', unit: '{claim}'});
 	const handler = meter?.createHistogram('sendonce.server.handler.duration', {description: 'From a key\'s claim to its answer stored, or its claim given up', unit: 's'});
 	const transaction = meter?.createHistogram('sendonce.server.transaction.duration', {description: 'How long a keyed transaction was open', unit: 's'});
@@ -56,6 +56,7 @@ export function openTelemetryEvents({meter, tracer}: {meter?: MeterLike; tracer?
 	return event => {
 		const attributes: Record<string, string | number> = {'sendonce.event': event.type};
 		if ('reason' in event) attributes['sendonce.reason'] = event.reason;
+		if (event.type === 'checked') attributes['sendonce.check'] = event.state;
 		if ('status' in event && event.status !== undefined) attributes['http.response.status_code'] = event.status;
 		events?.add(1, attributes);
 		switch (event.type) {

@@ -1,4 +1,5 @@
 // The table both PostgreSQL stores keep keys in, its SQL, and the cleanup that keeps it small.
+import type {CheckResult} from './key-store.js';
 import {optionsObject, refuseUnknown} from './unknown-options.js';
 
 /** One statement, run on a pool or a transaction: its rows and how many rows it changed. */
@@ -29,6 +30,97 @@ export const MICROS = `floor(extract(epoch FROM clock_timestamp()) * 1000000)::b
 
 /** `now()` plus the milliseconds in parameter `$n`. */
 export const after = (parameter: number) => `now() + $${parameter} * interval '1 millisecond'`;
+
+/**
+ * The `status` of a closed key's row (a check found no claim of it, and none may ever run): no
+ * HTTP status is 0, and every version of the stores reads a row with a status as an answer, so a
+ * claim of an earlier sendonce on the same table meets an answer with an empty fingerprint, which
+ * no request has (422), and runs nothing. Kept `ttl`, as an answer; swept, or taken over, after.
+ */
+export const CLOSED = 0;
+
+/**
+ * The row that says since when the table remembers every claim (for its ttl): its id is empty,
+ * which no key's is (a key is 1 to 255 visible characters, after its scope and a space); its
+ * `fence` is that moment, in microseconds of the database's clock; it never expires, so no
+ * cleanup deletes it. Inserted on a store's first use of the table and by every check, unless it
+ * is there: a table made anew, truncated or emptied loses it, and the next one starts from then
+ * (`clock_timestamp()`, read once the statement holds its lock on the table: after any TRUNCATE
+ * it waited for). A `DELETE` of some rows (not the expired ones) must delete it too, or a check
+ * could close a key whose claim it deleted.
+ */
+export const sinceSql = (name: string) => `INSERT INTO ${name} (id, fingerprint, fence, status, expires_at)
+	VALUES ('', '', ${MICROS}, ${CLOSED}, 'infinity')
+	ON CONFLICT (id) DO NOTHING`;
+
+/** What a check reads of a key: the state of its row, or what the check made of it. */
+export interface CheckRow {
+	state: 'closed' | 'done' | 'running' | 'released' | 'unknown';
+	fingerprint: string | null;
+	status: number | null;
+	headers: Array<[string, string]> | null;
+	body: Uint8Array | null;
+	lease_left: number | null;
+}
+
+/**
+ * A check of key `$1` made at `$2` (epoch ms) by a store whose ttl is `$3` ms, in one statement
+ * that holds no lease: the key's row as it is, or, where there is none, a closed row (kept `$3`)
+ * when the table provably remembers every claim since `$2` (its since row is no later, and `$2`
+ * is less than a ttl ago: every claim's row is kept a ttl from its claim). The insert is
+ * `ON CONFLICT DO NOTHING`: it waits for a claim inserting the key at that moment, even one not
+ * committed yet (a transactional claim), and gives way to it; then the statement returns no row
+ * (what committed after its snapshot is not in it): ask again. A row past its expiry proves
+ * nothing either way: `unknown`, as no row without proof is. `released` is a claim with no
+ * answer whose lease ran out or was given up. "A ttl ago" is read on the clock once the
+ * statement's snapshot is taken (`clock_timestamp()`): a cleanup that deleted a claim's row
+ * before that snapshot did so at least a ttl after the claim, so after `$2` plus a ttl, and the
+ * check proves nothing.
+ */
+export const checkSql = (name: string) => `WITH since AS (${sinceSql(name)}),
+proof AS (
+	SELECT 1 FROM ${name}
+	WHERE id = '' AND fence <= $2::float8 * 1000 AND extract(epoch FROM clock_timestamp())::float8 * 1000 - $2::float8 < $3::float8
+		AND NOT EXISTS (SELECT 1 FROM ${name} WHERE id = $1)
+),
+closing AS (
+	INSERT INTO ${name} (id, fingerprint, fence, status, expires_at)
+	SELECT $1, '', ${MICROS}, ${CLOSED}, clock_timestamp() + $3::float8 * interval '1 millisecond' FROM proof
+	ON CONFLICT (id) DO NOTHING
+	RETURNING 1
+)
+SELECT 'closed' AS state, NULL AS fingerprint, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left FROM closing
+UNION ALL
+SELECT CASE WHEN status = ${CLOSED} AND expires_at > now() THEN 'closed' WHEN status IS NOT NULL AND expires_at > now() THEN 'done'
+		WHEN status IS NULL AND lease_until > now() THEN 'running' WHEN status IS NULL AND expires_at > now() THEN 'released' ELSE 'unknown' END,
+	fingerprint, status, headers, body, extract(epoch FROM lease_until - now())::float8 * 1000
+FROM ${name} WHERE id = $1
+UNION ALL
+SELECT 'unknown', NULL, NULL, NULL, NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM proof) AND NOT EXISTS (SELECT 1 FROM ${name} WHERE id = $1)`;
+
+/**
+ * What a check found, from its row: a transactional store answers a released lease (on a table
+ * it shares with the lease store) `unknown`, as it never answers `released`.
+ */
+export function checkFound(row: CheckRow, {released}: {released: boolean}): CheckResult {
+	switch (row.state) {
+		case 'done': {
+			return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
+		}
+
+		case 'running': {
+			return {state: 'running', leaseLeft: Math.max(0, Math.ceil(row.lease_left ?? 0))};
+		}
+
+		case 'released': {
+			return released ? {state: 'released'} : {state: 'unknown'};
+		}
+
+		default: {
+			return {state: row.state};
+		}
+	}
+}
 
 /**
  * The format rows are written in (the `format` column): 2 for a lease-mode claim that carries its
@@ -92,26 +184,33 @@ function indexName(table: string): string {
  * NOT EXISTS` takes a lock on the table before it checks, and would wait behind every open
  * transaction on it (every transactional claim in flight), and every new claim behind that.
  * Processes starting together take turns: the statements run as one implicit transaction
- * behind an advisory lock on the table's name.
+ * behind an advisory lock on the table's name. Then, made or not, the table's since row goes in
+ * where it is missing (`sinceSql`): one insert, which no claim in flight holds up (its row is
+ * never a key's), with `createTable: false` too.
  */
 export function tableMaker(run: Sql, table: string, create: boolean): () => Promise<void> {
 	let ready: Promise<void> | undefined;
 	return async () => {
-		if (!create) return;
 		ready ??= (async () => {
-			const {rows} = await run('SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS made', [quoteTable(table), indexName(table)]);
-			if ((rows[0] as {made: boolean}).made) return;
-			try {
-				await run(`SELECT pg_advisory_xact_lock(hashtext('sendonce table ${table}'));\n${createSql(table)}`, []);
-			} catch (error) {
-				if (!CREATED_CONCURRENTLY.has((error as {code?: string}).code ?? '')) throw error;
-			}
+			if (create) await make(run, table);
+			await run(sinceSql(quoteTable(table)), []).catch((error: unknown) => explainOldTable(error, table));
 		})().catch((error: unknown) => {
 			ready = undefined;
 			throw error;
 		});
 		await ready;
 	};
+}
+
+/** The table and its index, made unless they are there. */
+async function make(run: Sql, table: string): Promise<void> {
+	const {rows} = await run('SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS made', [quoteTable(table), indexName(table)]);
+	if ((rows[0] as {made: boolean}).made) return;
+	try {
+		await run(`SELECT pg_advisory_xact_lock(hashtext('sendonce table ${table}'));\n${createSql(table)}`, []);
+	} catch (error) {
+		if (!CREATED_CONCURRENTLY.has((error as {code?: string}).code ?? '')) throw error;
+	}
 }
 
 /** A table made by a sendonce before fences (its columns differ): said plainly, instead of Postgres's "column does not exist". */
@@ -172,7 +271,10 @@ const MAX_BATCHES = 1000;
  * start of the last cleanup), one cleanup at a time per store, each `DELETE` taking at most
  * `batch` rows (`FOR UPDATE SKIP LOCKED`: cleanups of several processes never wait on each
  * other) and repeated until fewer than `batch` were left. So no row outlives its expiry by much
- * more than `interval`, whatever the rate of new keys. Returns the function claims call.
+ * more than `interval`, whatever the rate of new keys. Returns the function claims call. It
+ * deletes no row before its expiry, and a claim's row expires no earlier than its `ttl` after the
+ * claim (a renewal or an answer only moves it later; a release leaves it), which is what lets a
+ * check close a key made less than a ttl ago; the since row never expires.
  */
 export function sweeper(run: Sql, name: string, {interval, batch}: {interval: number; batch: number}): () => void {
 	if (interval === 0) return () => undefined;

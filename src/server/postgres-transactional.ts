@@ -1,5 +1,5 @@
-import type {StoredAnswer} from './key-store.js';
-import {after, bytea, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import type {CheckResult, KeyCheck, StoredAnswer} from './key-store.js';
+import {after, bytea, checkFound, checkSql, CLOSED, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CheckRow, type CleanupOptions, type Sql} from './postgres-table.js';
 import type {TransactionalClaim, TransactionalClaimResult, TransactionalKeyStore} from './transactional-store.js';
 
 /**
@@ -57,6 +57,9 @@ interface ClaimRow {
 /** What a claim found besides what `TransactionalClaimResult` says: another transaction (or a lease) holds the key now. */
 type Found = TransactionalClaimResult | {state: 'busy'};
 
+/** PostgreSQL's error for a lock not taken within `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 const sleep = async (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 /**
@@ -66,7 +69,9 @@ const sleep = async (ms: number) => new Promise(resolve => setTimeout(resolve, m
  * live lease on the row) rolls back, gives its connection back, and asks again a little later,
  * until the key is free, answered, or `wait` has passed since it arrived (then 409): a duplicate
  * never holds a connection while it waits. A crash ends the transaction with the connection, so
- * the key is free as soon as PostgreSQL sees it close.
+ * the key is free as soon as PostgreSQL sees it close. A check runs in a short transaction of its
+ * own: its insert of a closed row waits (up to `wait`) for a claim in flight, and a claim that
+ * meets a closed row is answered `closed` and runs nothing.
  */
 export function sqlTransactional<Tx>(driver: SqlDriver<Tx>, options: TransactionalStoreOptions = {}): TransactionalKeyStore<Tx> {
 	const {table, name, createTable, interval, batch} = commonOptions(options, ['wait']);
@@ -93,6 +98,9 @@ FROM (SELECT 1) AS one LEFT JOIN ${name} k ON k.id = $1`;
 	// A free row (an answer past its ttl, a released or abandoned lease) is taken over in this transaction, which holds the key's lock.
 	const takeoverSql = `UPDATE ${name} SET fingerprint = $2, fence = GREATEST(fence + 1, ${MICROS}), lease_until = NULL, status = NULL, headers = NULL, body = NULL, expires_at = ${after(3)}
 WHERE id = $1 AND (${FREE})`;
+	// A check: its insert of a closed row waits for a claim inserting the key in a transaction not yet
+	// ended, then gives way to it when it committed (and reads it), or closes the key when it rolled back.
+	const check = checkSql(name);
 	// An answer is kept `ttl` from when it was given, not from the claim (now() is the transaction's start).
 	const completeSql = `UPDATE ${name} SET status = $2, headers = $3, body = $4, expires_at = clock_timestamp() + $5 * interval '1 millisecond' WHERE id = $1`;
 
@@ -108,6 +116,8 @@ WHERE id = $1 AND (${FREE})`;
 			}
 
 			if (!row.free || row.leased) return {state: 'busy'};
+			// Closed by a check that found no claim of it: nothing runs.
+			if (row.live && row.status === CLOSED) return {state: 'closed'};
 			if (row.live) {
 				return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
 			}
@@ -137,8 +147,8 @@ WHERE id = $1 AND (${FREE})`;
 					const value = await driver.transaction(first, async (tx, opened) => {
 						begun = true;
 						const found = key ? await claim(tx, key, opened!) : undefined;
-						if (found?.state === 'done') {
-							// A committed answer, read without the key's lock: a replay waits for one round trip.
+						if (found?.state === 'done' || found?.state === 'closed') {
+							// A committed answer (or a closed key), read without the key's lock: a replay waits for one round trip.
 							const outcome = await work(tx, found);
 							return {...outcome, idle: !outcome.commit};
 						}
@@ -161,6 +171,25 @@ WHERE id = $1 AND (${FREE})`;
 		},
 		async complete(tx, id, {answer, ttl}: {answer: StoredAnswer; ttl: number}) {
 			await driver.query(tx, completeSql, [id, answer.status, JSON.stringify(answer.headers), bytea(answer.body), ttl]);
+		},
+		async check(id, {from, ttl}: KeyCheck): Promise<CheckResult> {
+			await prepare();
+			try {
+				// Its own short transaction, whose inserts wait at most `wait` for a claim in flight (as a duplicate does).
+				return await driver.transaction({text: 'SELECT set_config(\'lock_timeout\', $1, true)', values: [`${wait}ms`]}, async tx => {
+					for (let attempt = 0; attempt < 6; attempt++) {
+						const row = (await driver.query(tx, check, [id, from, ttl])).rows[0] as CheckRow | undefined;
+						if (row) return {commit: true, value: checkFound(row, {released: false})};
+						// A claim committed while the check's insert waited for it: read it.
+					}
+
+					throw new Error(`sendonce/server/postgres: could not check key ${JSON.stringify(id)} after 6 tries`);
+				});
+			} catch (error) {
+				// A transaction holds the key past `wait`: its claim is in flight.
+				if ((error as {code?: unknown} | null)?.code === LOCK_NOT_AVAILABLE) return {state: 'running'};
+				return explainOldTable(error, table);
+			}
 		},
 	};
 }

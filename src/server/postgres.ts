@@ -1,8 +1,8 @@
 // `sendonce/server/postgres`: keys in a PostgreSQL table, shared by every process; in lease mode
 // (`postgresKeyStore`) or inside the handler's own transaction (`postgresTransactional`).
 import {randomBytes} from 'node:crypto';
-import type {ClaimResult, KeyStore} from './key-store.js';
-import {after, bytea, commonOptions, explainOldTable, FORMAT, FREE, MICROS, sweeper, tableMaker, type CleanupOptions, type Sql} from './postgres-table.js';
+import type {CheckResult, ClaimResult, KeyStore} from './key-store.js';
+import {after, bytea, checkFound, checkSql, CLOSED, commonOptions, explainOldTable, FORMAT, FREE, MICROS, sweeper, tableMaker, type CheckRow, type CleanupOptions, type Sql} from './postgres-table.js';
 import {sqlTransactional, type SqlResult, type TransactionalStoreOptions} from './postgres-transactional.js';
 import {inlineStatement} from './sql-literal.js';
 import {untilKnown} from './until-known.js';
@@ -37,7 +37,7 @@ export interface PostgresKeyStoreOptions extends CleanupOptions {
 }
 
 interface Row {
-	state: 'claimed' | 'done' | 'running' | 'free';
+	state: 'claimed' | 'closed' | 'done' | 'running' | 'free';
 	fence: string;
 	fingerprint: string | null;
 	status: number | null;
@@ -70,8 +70,10 @@ function checkQueryable(pool: unknown, what: string): asserts pool is PostgresQu
  * both run the handler; a row whose lease or ttl ran out is taken over by one more `UPDATE`, with
  * a larger fence. Time and fences come from the database's clock. The table is made on first use
  * unless `createTable: false`; expired rows are deleted off the request path, all of them once
- * per `cleanupInterval`. When the handler's effect is a write to the same database, prefer
- * `postgresTransactional`: the key then commits with the effect.
+ * per `cleanupInterval`. A check of a key is one statement too (`checkSql`): it closes a key
+ * with no row only while the table provably remembers every claim since the key was made. When
+ * the handler's effect is a write to the same database, prefer `postgresTransactional`: the key
+ * then commits with the effect.
  *
  * @example
  * import pg from 'pg';
@@ -111,7 +113,8 @@ claim AS (
 )
 SELECT 'claimed' AS state, fence::text AS fence, NULL AS fingerprint, NULL::smallint AS status, NULL::jsonb AS headers, NULL::bytea AS body, NULL::float8 AS lease_left, NULL AS supersedes FROM claim
 UNION ALL
-SELECT CASE ${format2 ? "WHEN status IS NULL AND lease_until IS NOT NULL AND split_part(claim, '>', 1) = $5 || '@' || fence::text THEN 'claimed'\n\t" : ''}WHEN status IS NULL AND lease_until > now() THEN 'running' WHEN status IS NOT NULL AND expires_at > now() THEN 'done' ELSE 'free' END,
+SELECT CASE ${format2 ? "WHEN status IS NULL AND lease_until IS NOT NULL AND split_part(claim, '>', 1) = $5 || '@' || fence::text THEN 'claimed'\n\t" : ''}WHEN status IS NULL AND lease_until > now() THEN 'running'
+	WHEN status = ${CLOSED} AND expires_at > now() THEN 'closed' WHEN status IS NOT NULL AND expires_at > now() THEN 'done' ELSE 'free' END,
 	fence::text, fingerprint, status, headers, body, extract(epoch FROM lease_until - now()) * 1000, ${format2 ? "NULLIF(split_part(claim, '>', 2), '')" : 'NULL'}
 FROM ${name} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM claim)`;
 	// Free: an answer past its ttl, a released key, or a lease that ran out unanswered (then its fence is reported).
@@ -139,6 +142,7 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 			return known(formats[1][statement], values.slice(0, 4));
 		}
 	};
+	const check = checkSql(name);
 	const running = `id = $1 AND fence = $2 AND status IS NULL AND lease_until IS NOT NULL`;
 	// This claim's answer, stored: only its own `complete` writes an answer under its fence.
 	const answered = `id = $1 AND fence = $2 AND status IS NOT NULL`;
@@ -158,6 +162,7 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 					return row.supersedes === null ? {state: 'claimed', fence: Number(row.fence)} : {state: 'claimed', fence: Number(row.fence), supersedes: Number(row.supersedes)};
 				}
 
+				if (row?.state === 'closed') return {state: 'closed'};
 				if (row?.state === 'done') return {state: 'done', fingerprint: row.fingerprint!, answer: {status: row.status!, headers: row.headers ?? [], body: row.body ?? new Uint8Array(0)}};
 				if (row?.state === 'running') return {state: 'running', fingerprint: row.fingerprint!, leaseLeft: Math.max(0, Math.ceil(row.lease_left ?? 0))};
 				if (row) {
@@ -182,8 +187,20 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 			return count === 1;
 		},
 		async release(id, {fence}) {
-			// Kept, free, until it expires: the key's next claim gets a larger fence.
+			// Kept, free, until it expires: the key's next claim gets a larger fence, and a check hears it ran.
 			await known(`UPDATE ${name} SET lease_until = NULL WHERE ${running}`, [id, String(fence)]);
+		},
+		async check(id, {from, ttl}): Promise<CheckResult> {
+			await prepare();
+			// Harmless sent again: a key it closed is found closed.
+			for (let attempt = 0; attempt < 6; attempt++) {
+				const {rows} = await known(check, [id, from, ttl]).catch((error: unknown) => explainOldTable(error, table));
+				const row = rows[0] as CheckRow | undefined;
+				if (row) return checkFound(row, {released: true});
+				// A claim committed between this statement's snapshot and its insert: ask again.
+			}
+
+			throw new Error(`sendonce/server/postgres: could not check key ${JSON.stringify(id)} after 6 tries`);
 		},
 	};
 }

@@ -1,4 +1,4 @@
-import type {StoredAnswer} from './key-store.js';
+import type {CheckResult, KeyCheck, StoredAnswer} from './key-store.js';
 
 /**
  * What a claim inside a transaction found: the key's row is now ours (`claimed`), another
@@ -13,7 +13,8 @@ import type {StoredAnswer} from './key-store.js';
 export type TransactionalClaimResult =
 	| {state: 'claimed'}
 	| {state: 'running'; leaseLeft?: undefined; fingerprint?: undefined}
-	| {state: 'done'; fingerprint: string; answer: StoredAnswer};
+	| {state: 'done'; fingerprint: string; answer: StoredAnswer}
+	| {state: 'closed'};
 
 /**
  * The key a transaction claims first: its id within its scope, the request's fingerprint, and
@@ -57,6 +58,12 @@ export interface TransactionalKeyStore<Tx> {
 	transaction<T>(claim: TransactionalClaim | undefined, work: (tx: Tx, found: TransactionalClaimResult | undefined) => Promise<{commit: boolean; value: T}>): Promise<T>;
 	/** Writes the answer into the claimed key's row, in `tx`, to commit with the handler's work, kept `ttl` ms from now. */
 	complete(tx: Tx, id: string, completion: {answer: StoredAnswer; ttl: number}): Promise<void>;
+	/**
+	 * Optional: what the store knows of the key, closing it where no claim of it was ever
+	 * committed and none is in flight (see `KeyStore.check`). Never `released`: a claim that
+	 * rolled back left no effect in this database.
+	 */
+	check?(id: string, check: KeyCheck): Promise<CheckResult>;
 }
 
 /** Whether `store` claims keys inside transactions. */

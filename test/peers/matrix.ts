@@ -94,14 +94,14 @@ export const peers: Peer[] = [
 		range: '>=4',
 		lowest: {version: '4.0.0', alias: 'redis-min'},
 		newest: {version: '6.3.1', alias: 'redis-6'},
-		tests: serverStores,
+		tests: [...serverStores, 'test/server-half/check-redis.test.ts'],
 	},
 	{
 		name: 'ioredis',
 		range: '>=5',
 		lowest: {version: '5.0.0', alias: 'ioredis-min'},
 		newest: {version: '6.0.0', alias: 'ioredis-6'},
-		tests: serverStores,
+		tests: [...serverStores, 'test/server-half/check-redis.test.ts'],
 	},
 	{
 		name: 'pg',

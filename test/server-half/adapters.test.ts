@@ -288,9 +288,9 @@ for (const [version, express] of expressVersions) {
 			const answer = await post(`${url}/orders`, 'cors-1', {}, {origin: 'https://shop.test'});
 
 			expect(preflight.status).toBe(204);
-			expect(preflight.headers.get('access-control-allow-headers')).toBe('Idempotency-Key, Content-Type');
+			expect(preflight.headers.get('access-control-allow-headers')).toBe('Idempotency-Key, Content-Type, Idempotency-Check');
 			expect(answer.headers.get('access-control-allow-origin')).toBe('https://shop.test');
-			expect(answer.headers.get('access-control-expose-headers')).toBe('Idempotent-Replayed, Retry-After');
+			expect(answer.headers.get('access-control-expose-headers')).toBe('Idempotent-Replayed, Retry-After, Idempotency-Status, Idempotency-TTL');
 		});
 
 		test('several values of one header and a binary body are replayed as sent', async () => {

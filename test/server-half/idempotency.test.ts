@@ -204,7 +204,8 @@ describe('what is stored and replayed', () => {
 		const replay = await handle(request('h'));
 
 		expect(first.headers.get('set-cookie')).toBe('session=secret');
-		expect(Object.fromEntries(replay.headers)).toEqual({'content-type': 'application/json', location: '/orders/1', 'x-order-id': '1', 'idempotent-replayed': 'true'});
+		// The key's ttl rides on every keyed answer (the store answers checks); the rest is the stored answer's.
+		expect(Object.fromEntries(replay.headers)).toEqual({'content-type': 'application/json', location: '/orders/1', 'x-order-id': '1', 'idempotent-replayed': 'true', 'idempotency-ttl': '86400'});
 	});
 
 	test('a 204 is stored and replayed without a body', async () => {
@@ -303,7 +304,7 @@ describe('CORS', () => {
 		expect(Object.fromEntries(response.headers)).toMatchObject({
 			'access-control-allow-origin': origin,
 			'access-control-allow-methods': 'POST, PUT, PATCH, DELETE',
-			'access-control-allow-headers': 'Idempotency-Key, Content-Type, Authorization',
+			'access-control-allow-headers': 'Idempotency-Key, Content-Type, Idempotency-Check, Authorization',
 			'access-control-max-age': '600',
 			vary: 'Origin',
 		});
@@ -321,7 +322,7 @@ describe('CORS', () => {
 		expect(answers.map(answer => answer.status)).toEqual([201, 201, 422, 400]);
 		for (const answer of answers) {
 			expect(answer.headers.get('access-control-allow-origin')).toBe(origin);
-			expect(answer.headers.get('access-control-expose-headers')).toBe('Idempotent-Replayed, Retry-After');
+			expect(answer.headers.get('access-control-expose-headers')).toBe('Idempotent-Replayed, Retry-After, Idempotency-Status, Idempotency-TTL');
 			expect(answer.headers.get('access-control-allow-credentials')).toBe('true');
 		}
 	});

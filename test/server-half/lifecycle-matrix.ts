@@ -327,6 +327,7 @@ class Probe {
 				await this.hold('store');
 				return inner.release(...args);
 			},
+			...(inner.check ? {check: inner.check.bind(inner)} : {}),
 		};
 	}
 
@@ -335,6 +336,7 @@ class Probe {
 		return {
 			mode: 'transactional',
 			complete: async (...args) => inner.complete(...args),
+			...(inner.check ? {check: inner.check.bind(inner)} : {}),
 			transaction: async (claim, work) => inner.transaction(claim, async (tx, found) => {
 				const claimed = found?.state === 'claimed';
 				try {
@@ -594,6 +596,20 @@ function attempt(port: number, key: string, number: number, {partial = false} = 
 	if (partial) request.write(REQUEST_BODY.subarray(0, REQUEST_BODY.length / 2));
 	else request.end(REQUEST_BODY);
 	return {request, reply};
+}
+
+/** A check of the key (docs/server-contract.md, "Checking a key"): what the server says became of it. */
+async function checkKey(port: number, key: string): Promise<string | undefined> {
+	return new Promise(resolve => {
+		const request = httpRequest({host: '127.0.0.1', port, path: '/orders', method: 'POST', agent: false, headers: {'idempotency-key': key, 'idempotency-check': `created=${Date.now()}`, 'content-length': 0}});
+		request.on('response', incoming => {
+			incoming.resume();
+			incoming.on('end', () => resolve(String(incoming.headers['idempotency-status'])));
+			incoming.on('error', () => resolve(undefined));
+		});
+		request.on('error', () => resolve(undefined));
+		request.end();
+	});
 }
 
 const describeReply = (reply: Reply | undefined) => (reply ? `${reply.status}${reply.replayed ? ' replayed' : ''}` : 'no answer');
@@ -859,13 +875,18 @@ export async function openMatrix(services: MatrixServices): Promise<Matrix> {
 			...(cell.store === 'transactional' ? {} : {lease: TIMING.lease}),
 			hangUpWait: TIMING.hangUpWait,
 			retryAfter: 0,
+			// The key is made during the cell, after its store: a check can prove a failure never ran (transactional).
+			clockSkew: 0,
 			onEvent: probe.onEvent,
 			onError: (error, context) => probe.errors.push(`onError ${context.phase}: ${String(error)}`),
 		};
 		const served = await STARTERS[cell.adapter](options, probe);
 		let driven: Driven | undefined;
+		let checked: string | undefined;
 		try {
 			driven = await drive(cell, served.port, key, probe, check);
+			// Once every attempt was answered: a success is done; a failure may have run (lease mode), or rolled back and left nothing (transactional), and is closed.
+			checked = await within(checkKey(served.port, key), STEP, 'the check of the key');
 		} catch (error) {
 			check(false, (error as Error).message);
 		} finally {
@@ -894,6 +915,8 @@ export async function openMatrix(services: MatrixServices): Promise<Matrix> {
 		const {success, runs} = expected(cell);
 		const effects = cell.store === 'transactional' ? await count(`SELECT count(*) AS n FROM "${names.effects}" WHERE key = $1`, [key]) : probe.effects;
 		check(effects === (success ? 1 : 0), `${effects} effects for the key, expected ${success ? 1 : 0}`);
+		const verdict = success ? 'done' : cell.store === 'transactional' ? 'closed' : 'released';
+		check(checked === verdict, `the check of the key said ${checked}, expected ${verdict}`);
 		check(probe.runs === runs, `the route ran ${probe.runs} times, expected ${runs}`);
 		check(probe.mostRunning <= 1 || givenUp(cell), `${probe.mostRunning} route runs at once, though no claim was given up`);
 		check(probe.bodiesSeen.every(body => (body as {item?: unknown} | null)?.item === 'book'), 'the route was handed another body than the one sent');
@@ -910,6 +933,7 @@ export async function openMatrix(services: MatrixServices): Promise<Matrix> {
 				attempts: replies.map((reply, index) => `${index + 1}: ${index === 0 && cell.phase !== 'none' ? `hung up (${cell.phase})` : describeReply(reply)}`),
 				runs: probe.runs,
 				effects,
+				checked,
 				events: probe.events.map(describeEvent),
 				settleMs: driven?.settleMs === undefined ? undefined : Math.round(driven.settleMs),
 				timers: {before: timersBefore, after: timersAfter, left: [...made.values()].map(describeTimer)},

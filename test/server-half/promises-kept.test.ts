@@ -129,7 +129,8 @@ describe.skipIf(databaseUrl === null)('a rolling deploy: an instance at the prev
 		return {pool, table, previous};
 	}
 
-	const rows = async (pool: pg.Pool, table: string) => (await pool.query(`SELECT id, fence::text, status FROM "${table}" ORDER BY id`)).rows as unknown[];
+	// The keys' rows, without the since row (id '') a store of this release adds on first use.
+	const rows = async (pool: pg.Pool, table: string) => (await pool.query(`SELECT id, fence::text, status FROM "${table}" WHERE id <> '' ORDER BY id`)).rows as unknown[];
 
 	test.each([true, false])('createTable: %s on the previous table: no ALTER (nothing waits behind a lock taken for it), the table used in the previous format, nothing lost', async createTable => {
 		const {pool, table} = await previousTable();
@@ -157,7 +158,7 @@ describe.skipIf(databaseUrl === null)('a rolling deploy: an instance at the prev
 		expect(await current.claim('answered', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'done', answer: {status: 201}});
 		expect(await current.claim('held', {fingerprint: 'f', lease: 10_000, ttl: 60_000})).toMatchObject({state: 'running'});
 		await current.claim('new', {fingerprint: 'f', lease: 10_000, ttl: 60_000});
-		expect((await pool.query(`SELECT id, format, claim IS NOT NULL AS token FROM "${table}" ORDER BY id`)).rows).toEqual([
+		expect((await pool.query(`SELECT id, format, claim IS NOT NULL AS token FROM "${table}" WHERE id <> '' ORDER BY id`)).rows).toEqual([
 			{id: 'answered', format: null, token: false},
 			{id: 'held', format: null, token: false},
 			{id: 'new', format: 2, token: true},

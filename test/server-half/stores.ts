@@ -67,8 +67,12 @@ export const storeKinds: StoreKind[] = [
 		async open(names) {
 			const prefix = names?.prefix ?? `sendonce-test:${uniqueName()}:`;
 			const client = await openNodeRedis();
+			const store = redisKeyStore(client, {prefix});
+			// The store's first command, its marker (since when Redis keeps every claim), done before a
+			// test makes its first key: a check closes only a key made since.
+			await client.ping();
 			return {
-				store: redisKeyStore(client, {prefix}),
+				store,
 				async close() {
 					for await (const keys of client.scanIterator({MATCH: `${prefix}*`})) if (keys.length > 0) await client.del(keys);
 					closeNodeRedis(client);
@@ -83,8 +87,10 @@ export const storeKinds: StoreKind[] = [
 		async open(names) {
 			const prefix = names?.prefix ?? `sendonce-test:${uniqueName()}:`;
 			const client = new Redis(inject('redisUrl')!);
+			const store = redisKeyStore(client, {prefix});
+			await client.ping();
 			return {
-				store: redisKeyStore(client, {prefix}),
+				store,
 				async close() {
 					const keys = await client.keys(`${prefix}*`);
 					if (keys.length > 0) await client.del(...keys);
@@ -100,8 +106,12 @@ export const storeKinds: StoreKind[] = [
 		async open(names) {
 			const table = names?.table ?? `sendonce_test_${uniqueName()}`;
 			const pool = openPool();
+			const store = postgresKeyStore(pool, {table});
+			// First used as it is opened, as memory's store is made: its table made, and the moment
+			// from which it remembers every claim (which a check can close a key made since) set.
+			await store.check!('opened', {from: 0, ttl: 1});
 			return {
-				store: postgresKeyStore(pool, {table}),
+				store,
 				async close() {
 					await dropTable(pool, table);
 					await pool.end();

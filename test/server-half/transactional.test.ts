@@ -338,7 +338,7 @@ describe.skipIf(inject('databaseUrl') === null)('postgresTransactional and the c
 		const request = () => new Request('http://api.test/orders', {method: 'POST', headers: {'idempotency-key': 'quoted'}, body: '{}'});
 		await handle(request());
 		expect((await handle(request())).headers.get('idempotent-replayed')).toBe('true');
-		expect((await pool.query(`SELECT id FROM "${table}"`)).rows).toEqual([{id: `${scope} quoted`}]);
+		expect((await pool.query(`SELECT id FROM "${table}" WHERE id <> ''`)).rows).toEqual([{id: `${scope} quoted`}]);
 		expect(runs).toBe(1);
 	});
 
