@@ -56,7 +56,7 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 	// The answers to the request the flags describe (the body and the first user's headers), under a
 	// key: what a probe's evidence stands on. `check` empties it before each probe.
 	const own: Answer[] = [];
-	const isOwn = (init: ProbeRequest | undefined): boolean => init?.key !== undefined && init.body === undefined && (init.method ?? options.method) !== 'OPTIONS'
+	const isOwn = (init: ProbeRequest | undefined): boolean => init?.key !== undefined && init.body === undefined && init.check === undefined && (init.method ?? options.method) !== 'OPTIONS'
 		&& (init.as === undefined || init.as === firstUser);
 	// Of those, the answers to a key's first request: free of anything the server did with the key
 	// before, they say whether the route takes the request itself, as things stand. `check` empties it too.
@@ -75,6 +75,13 @@ export function probeContext(options: CheckOptions): ProbeContext & {evidence: F
 		const headers: Record<string, string> = preflight ? {} : {'content-type': 'application/json', ...options.headers, ...(init.as ?? firstUser)};
 		if (init.key !== undefined) headers['idempotency-key'] = init.key;
 		Object.assign(headers, init.headers);
+		if (init.check !== undefined) {
+			// A check carries no body, so it names no content type.
+			delete headers['content-type'];
+			headers['idempotency-check'] = `created=${init.check}`;
+			return {method, url: options.url, headers};
+		}
+
 		return {method, url: options.url, headers, ...(preflight ? {} : {body: init.body ?? options.body})};
 	};
 

@@ -35,6 +35,11 @@ export interface ProbeRequest {
 	as?: Record<string, string>;
 	/** Another method: an `OPTIONS` preflight carries none of the request's headers or body. */
 	method?: string;
+	/**
+	 * A check of the key (docs/server-contract.md, "Checking a key"): `Idempotency-Check:
+	 * created=<this>`, with the request's headers but no body and no content type.
+	 */
+	check?: number;
 }
 
 /** What probes use to reach the endpoint: the request as the flags describe it, and fresh keys. */

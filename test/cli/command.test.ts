@@ -62,7 +62,7 @@ describe('confirmation', () => {
 		}
 	});
 
-	test.each([['n', 2, 0], ['yes', 0, 7]])('at a terminal it asks first; answered %j: exit code %i, %i orders created', async (answer, code, created) => {
+	test.each([['n', 2, 0], ['yes', 0, 9]])('at a terminal it asks first; answered %j: exit code %i, %i orders created', async (answer, code, created) => {
 		const server = honestServer();
 		const served = await serve(server.handle);
 		try {
@@ -82,7 +82,7 @@ describe('the report', () => {
 		try {
 			const run = await runCheck(served.url, ALL_PROBES);
 			expect(Object.fromEntries(run.report.probes.map(probe => [probe.id, probe.verdict]))).toEqual(run.verdicts);
-			expect(run.report.summary).toEqual({pass: 7, warn: 0, fail: 1, skip: 0, none: 0});
+			expect(run.report.summary).toEqual({pass: 8, warn: 0, fail: 1, skip: 0, none: 0});
 			expect(run.report.exitCode).toBe(run.code);
 			expect(run.report.probes[7]).toMatchObject({id: 'per-user', fix: expect.stringContaining('scope') as string, rule: expect.stringContaining('Stripe') as string});
 		} finally {
@@ -95,7 +95,7 @@ describe('the report', () => {
 		try {
 			const run = await runCheck(served.url);
 			expect(run.verdicts).toMatchObject({cors: 'skip', 'per-user': 'skip'});
-			expect(run.stdout).toMatch(/^6 passed, 0 warned, 0 failed, 2 skipped/m);
+			expect(run.stdout).toMatch(/^7 passed, 0 warned, 0 failed, 2 skipped/m);
 			expect(run.code).toBe(0);
 		} finally {
 			await served.close();

@@ -32,7 +32,7 @@ export interface CorpusEntry {
 	start(origin: string): Promise<Started>;
 }
 
-export type ProbeId = 'no-key' | 'replay' | 'lost-reply' | 'mismatch' | 'concurrency' | 'key-format' | 'cors' | 'per-user';
+export type ProbeId = 'no-key' | 'replay' | 'lost-reply' | 'mismatch' | 'concurrency' | 'key-format' | 'cors' | 'per-user' | 'key-check';
 
 /** Starts a Fetch-handler server of test/server on a free local port. */
 export function served(make: (origin: string) => TestServer): (origin: string) => Promise<Started> {

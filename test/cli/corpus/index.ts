@@ -9,6 +9,7 @@ import {getSharedIdempotencyService, idempotency} from 'express-idempotency';
 import pg from 'pg';
 import {inject} from 'vitest';
 import {postgresTransactional} from '../../../src/server/postgres.js';
+import {checkMisread} from '../../server/broken/check-misread.js';
 import {constantUnmarked} from '../../server/broken/constant-unmarked.js';
 import {globalKeys} from '../../server/broken/global-keys.js';
 import {lookUpThenStore} from '../../server/broken/look-up-then-store.js';
@@ -78,7 +79,7 @@ const validating: CorpusEntry = {
 	what: 'refuses a body without `sku` with 400; probed with the default body, which it refuses',
 	flags: ['--json', '{}'],
 	origin: true,
-	verdicts: {replay: 'none', 'lost-reply': 'none', mismatch: 'none', concurrency: 'none', 'key-format': 'none', cors: 'none', 'per-user': 'none'},
+	verdicts: {replay: 'none', 'lost-reply': 'none', mismatch: 'none', concurrency: 'none', 'key-format': 'none', cors: 'none', 'per-user': 'none', 'key-check': 'none'},
 	says: /^NONE {2}2 Same key twice: .*got 400 .*the route refused the request the flags describe under a fresh key \(400 .*; to get one: give --json a body/m,
 	start: served(origin => {
 		const created = orders();
@@ -124,20 +125,22 @@ export const corpus: CorpusEntry[] = [
 		}};
 	})},
 	{name: 'sendonce/server, downstream fails once', what: 'its first order answers 503, which releases the key', verdicts: {}, once: true, says: /^PASS {2}2 Same key twice: .*got 503 .*retried: 201/m, start: served(() => downstreamFailsOnce({stored: false}))},
-	{name: 'express-idempotency (npm)', what: 'as installed, behind Express', verdicts: {'no-key': 'warn', replay: 'warn', 'lost-reply': 'warn', mismatch: 'warn', concurrency: 'warn', 'key-format': 'warn', 'per-user': 'fail'}, once: true, start: startExpressIdempotency},
-	{name: '@node-idempotency (npm)', what: 'core and memory adapter, as its Express plugin wires them', verdicts: {'no-key': 'warn', 'key-format': 'warn', 'per-user': 'fail'}, once: true, start: startNodeIdempotency},
-	{name: 'no idempotency', what: 'ignores the key', verdicts: {'no-key': 'warn', replay: 'fail', 'lost-reply': 'fail', mismatch: 'fail', concurrency: 'fail', 'key-format': 'warn'}, start: served(() => noIdempotency())},
+	{name: 'express-idempotency (npm)', what: 'as installed, behind Express', verdicts: {'key-check': 'skip', 'no-key': 'warn', replay: 'warn', 'lost-reply': 'warn', mismatch: 'warn', concurrency: 'warn', 'key-format': 'warn', 'per-user': 'fail'}, once: true, start: startExpressIdempotency},
+	{name: '@node-idempotency (npm)', what: 'core and memory adapter, as its Express plugin wires them', verdicts: {'key-check': 'skip', 'no-key': 'warn', 'key-format': 'warn', 'per-user': 'fail'}, once: true, start: startNodeIdempotency},
+	{name: 'no idempotency', what: 'ignores the key', verdicts: {'key-check': 'skip', 'no-key': 'warn', replay: 'fail', 'lost-reply': 'fail', mismatch: 'fail', concurrency: 'fail', 'key-format': 'warn'}, start: served(() => noIdempotency())},
 	{name: 'no key: 500', what: 'fails a request without a key', verdicts: {'no-key': 'fail'}, says: /^FAIL {2}1 No key: .*got 500 .*whether it ran cannot be known/m, start: served(() => noKeyCrash())},
 	{name: '5xx stored', what: 'its first order answers 503, stored as the key\'s answer', verdicts: {replay: 'fail'}, says: /^FAIL {2}2 Same key twice: .*the 5xx was stored under the key and replayed/m, start: served(() => downstreamFailsOnce({stored: true}))},
 	{name: 'replays unmarked', what: 'no `Idempotent-Replayed: true`', verdicts: {replay: 'warn', 'lost-reply': 'warn'}, once: true, says: /^WARN {2}2 Same key twice: .*a replay, unmarked; fix: add Idempotent-Replayed: true/m, start: served(() => noReplayHeader())},
-	{name: 'stuck lock', what: 'a cancelled request keeps its claim for 24 h', verdicts: {'lost-reply': 'fail'}, says: /^FAIL {2}3 Lost reply: .*409 .*the key was still locked [\d.]+ s after the dropped request/m, start: startStuckLock},
+	{name: 'stuck lock', what: 'a cancelled request keeps its claim for 24 h', verdicts: {'key-check': 'skip', 'lost-reply': 'fail'}, says: /^FAIL {2}3 Lost reply: .*409 .*the key was still locked [\d.]+ s after the dropped request/m, start: startStuckLock},
 	{name: 'no fingerprint', what: 'another body under a key gets the first body\'s answer', verdicts: {mismatch: 'fail'}, says: /^FAIL {2}4 Same key, another body: .*\(Idempotent-Replayed: true\): the first body's answer, marked as a replay: the other body's action was lost/m, start: served(() => noFingerprint())},
 	{name: '417 for another body', what: 'a reused key refused with 417, not 422', verdicts: {mismatch: 'warn'}, once: true, says: /^WARN {2}4 Same key, another body: .*then 417 .*the other body under a fresh key: 201 .*refused for the key, but not with 422; fix: answer 422/m, start: served(() => status417())},
-	{name: 'no claim before work', what: 'looks the key up, works, then stores: each run its own id', verdicts: {concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*it ran more than once; fix: claim the key atomically/m, start: served(() => lookUpThenStore())},
-	{name: 'look-up-then-store, one body', what: 'the same race, every order `{"status":"queued"}`, replays marked', verdicts: {concurrency: 'warn'}, says: /^WARN {2}5 Concurrent duplicates: .*cannot tell duplicates joined to one run from several runs/m, start: served(() => lookUpThenStore({answer: 'queued'}))},
-	{name: 'look-up-then-store, Location', what: 'the same, but each run names its order in `Location`', verdicts: {concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*Location http:\/\/127\.0\.0\.1:\d+\/orders\/ord_.*it ran more than once/m, start: served(() => lookUpThenStore({answer: 'located'}))},
+	{name: 'no claim before work', what: 'looks the key up, works, then stores: each run its own id', verdicts: {'key-check': 'skip', concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*it ran more than once; fix: claim the key atomically/m, start: served(() => lookUpThenStore())},
+	{name: 'look-up-then-store, one body', what: 'the same race, every order `{"status":"queued"}`, replays marked', verdicts: {'key-check': 'skip', concurrency: 'warn'}, says: /^WARN {2}5 Concurrent duplicates: .*cannot tell duplicates joined to one run from several runs/m, start: served(() => lookUpThenStore({answer: 'queued'}))},
+	{name: 'look-up-then-store, Location', what: 'the same, but each run names its order in `Location`', verdicts: {'key-check': 'skip', concurrency: 'fail'}, says: /^FAIL {2}5 Concurrent duplicates: .*Location http:\/\/127\.0\.0\.1:\d+\/orders\/ord_.*it ran more than once/m, start: served(() => lookUpThenStore({answer: 'located'}))},
 	{name: 'quoted keys verbatim', what: '`"k"` and `k` are two keys', verdicts: {'key-format': 'warn'}, says: /^WARN {2}6 Key raw and quoted: .*raw and quoted are two keys to it/m, start: served(() => quotedKeysMisread('verbatim'))},
 	{name: 'quoted keys misread', what: 'every quoted key reads as one key', verdicts: {'key-format': 'fail'}, says: /^FAIL {2}6 Key raw and quoted: .*two different quoted keys got one answer/m, start: served(() => quotedKeysMisread('outside-quotes'))},
+	{name: 'checks close what ran', what: 'a check of a key that ran answers `closed`', verdicts: {'key-check': 'fail'}, says: /^FAIL {2}9 Checking a key: .*a key whose request ran was called closed/m, start: served(() => checkMisread('closed'))},
+	{name: 'checks say unknown', what: 'a check of a key that ran answers `unknown`', verdicts: {'key-check': 'warn'}, says: /^WARN {2}9 Checking a key: .*did not give its answer/m, start: served(() => checkMisread('unknown'))},
 	{name: 'keys not per user', what: 'one key space for every user', verdicts: {'per-user': 'fail'}, says: /^FAIL {2}8 Keys per user: .*the second user got the first user's answer, marked as a replay/m, start: served(() => globalKeys())},
 	{name: 'one body, unmarked', what: 'every order `{"status":"queued"}`, replays unmarked', verdicts: {replay: 'warn', 'lost-reply': 'warn', 'key-format': 'warn', 'per-user': 'warn'}, says: /^WARN {2}8 Keys per user: .*cannot tell whether the second user's request ran/m, start: served(() => constantUnmarked())},
 	...corsEntries.slice(1),
