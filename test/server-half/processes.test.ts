@@ -123,6 +123,32 @@ for (const {kind, environment} of engines) {
 			// The dead process may have done its work: the run that took its key over says so.
 			expect(reports).toEqual(['lease-lost']);
 		}, 30_000);
+
+		test('a process killed mid-handler: a check says running until its lease ends, then released (it may have run), never closed (issue 33)', async () => {
+			const lease = 1500;
+			const second = await store();
+			const created = Date.now();
+			const crashing = await startApp({...shared, LEASE: String(lease), WORK_MS: '60000'});
+			const key = randomUUID();
+			const lost = order(crashing.url, key).catch(() => 'connection lost');
+			await vi.waitFor(() => {
+				expect(crashing.started).toEqual([key]);
+			}, {timeout: 10_000});
+			crashing.child.kill('SIGKILL');
+			expect(await lost).toBe('connection lost');
+
+			const handle = idempotency({store: second, lease, clockSkew: 0})(async () => Response.json({ran: true}, {status: 201}));
+			const check = async () => (await handle(new Request('http://api.test/orders', {method: 'POST', headers: {'idempotency-key': key, 'idempotency-check': `created=${created}`}}))).headers.get('idempotency-status');
+			const seen = [await check()];
+			while (seen.at(-1) === 'running') {
+				await new Promise(resolve => setTimeout(resolve, 50));
+				seen.push(await check());
+			}
+
+			expect(seen[0]).toBe('running');
+			expect(seen.at(-1)).toBe('released');
+			expect(seen).not.toContain('closed');
+		}, 30_000);
 	});
 }
 
