@@ -60,6 +60,9 @@ type Found = TransactionalClaimResult | {state: 'busy'};
 /** PostgreSQL's error for a lock not taken within `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
+/** How long a check's insert waits for a claim in flight before it gives its connection back and asks again. */
+export const CHECK_LOCK_MS = 10;
+
 const sleep = async (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 /**
@@ -174,21 +177,27 @@ WHERE id = $1 AND (${FREE})`;
 		},
 		async check(id, {from, ttl}: KeyCheck): Promise<CheckResult> {
 			await prepare();
-			try {
-				// Its own short transaction, whose inserts wait at most `wait` for a claim in flight (as a duplicate does).
-				return await driver.transaction({text: 'SELECT set_config(\'lock_timeout\', $1, true)', values: [`${wait}ms`]}, async tx => {
-					for (let attempt = 0; attempt < 6; attempt++) {
-						const row = (await driver.query(tx, check, [id, from, ttl])).rows[0] as CheckRow | undefined;
-						if (row) return {commit: true, value: checkFound(row, {released: false})};
-						// A claim committed while the check's insert waited for it: read it.
-					}
+			const deadline = performance.now() + wait;
+			for (let round = 0; ; round++) {
+				try {
+					// A short transaction whose insert waits a moment at most for a claim in flight: then it
+					// gives its connection back and asks again, as a duplicate does, until `wait` has passed.
+					return await driver.transaction({text: 'SELECT set_config(\'lock_timeout\', $1, true)', values: [`${CHECK_LOCK_MS}ms`]}, async tx => {
+						for (let attempt = 0; attempt < 6; attempt++) {
+							const row = (await driver.query(tx, check, [id, from, ttl])).rows[0] as CheckRow | undefined;
+							if (row) return {commit: true, value: checkFound(row, {released: false})};
+							// A claim committed while the check's insert waited for it: read it.
+						}
 
-					throw new Error(`sendonce/server/postgres: could not check key ${JSON.stringify(id)} after 6 tries`);
-				});
-			} catch (error) {
-				// A transaction holds the key past `wait`: its claim is in flight.
-				if ((error as {code?: unknown} | null)?.code === LOCK_NOT_AVAILABLE) return {state: 'running'};
-				return explainOldTable(error, table);
+						throw new Error(`sendonce/server/postgres: could not check key ${JSON.stringify(id)} after 6 tries`);
+					});
+				} catch (error) {
+					if ((error as {code?: unknown} | null)?.code !== LOCK_NOT_AVAILABLE) return explainOldTable(error, table);
+					// A transaction still holds the key past `wait`: its claim is in flight.
+					if (performance.now() >= deadline) return {state: 'running'};
+				}
+
+				await sleep(Math.min(10 * 2 ** round, 100, Math.max(0, deadline - performance.now())));
 			}
 		},
 	};

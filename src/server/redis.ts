@@ -95,22 +95,24 @@ redis.call('HDEL', KEYS[1], 'l')
 return {nonce, 1}`;
 
 // Since when (µs, Redis's clock) Redis has kept every key written: the marker's time (KEYS[2]:
-// `since`, with the `evicted_keys` and `run_id` that INFO gave when it was written), or now,
+// `since`, with the `evicted_keys`, `run_id` and `master_replid` that INFO gave when it was
+// written: a promotion, even back to this process after a failover, changes the last), or now,
 // written as the marker's new time, where the marker is missing (a new Redis, or a FLUSHALL or
 // FLUSHDB, which deletes it with the keys), or Redis evicted keys or restarted (from a snapshot
 // older than its last writes, or as a replica promoted before it had them all) since it was
 // written. Nil where Redis does not answer INFO to a script (an ACL without `@dangerous`, a
 // service that hides it): then nothing is proved.
 const SINCE = `local function since(marker)
-	local stats, server = redis.pcall('INFO', 'stats'), redis.pcall('INFO', 'server')
-	if type(stats) ~= 'string' or type(server) ~= 'string' then return nil end
+	local stats, server, replication = redis.pcall('INFO', 'stats'), redis.pcall('INFO', 'server'), redis.pcall('INFO', 'replication')
+	if type(stats) ~= 'string' or type(server) ~= 'string' or type(replication) ~= 'string' then return nil end
 	local evicted, run = string.match(stats, '\\nevicted_keys:(%d+)'), string.match(server, '\\nrun_id:(%x+)')
-	if not evicted or not run then return nil end
-	local m = redis.pcall('HMGET', marker, 'since', 'evicted', 'run_id')
+	local replid = string.match(replication, '\\nmaster_replid:(%x+)')
+	if not evicted or not run or not replid then return nil end
+	local m = redis.pcall('HMGET', marker, 'since', 'evicted', 'run_id', 'replid')
 	if m.err then return nil end
-	if m[1] and m[2] == evicted and m[3] == run then return tonumber(m[1]) end
+	if m[1] and m[2] == evicted and m[3] == run and m[4] == replid then return tonumber(m[1]) end
 	local now = micros()
-	redis.call('HSET', marker, 'since', fmt(now), 'evicted', evicted, 'run_id', run)
+	redis.call('HSET', marker, 'since', fmt(now), 'evicted', evicted, 'run_id', run, 'replid', replid)
 	return now
 end
 `;
