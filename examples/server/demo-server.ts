@@ -5,7 +5,7 @@
  * small control panel for breaking the network on purpose.
  *
  *   POST /api/contact   {name, email, message} → 201 {id, delivered} | 400 {error, reason}
- *   POST /demo/chaos    {action: 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys'}
+ *   POST /demo/chaos    {action: 'lose-reply' | 'lose-request' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys'}
  *   GET  /demo/stats    {delivered, requests, inFlight, queued, down, recent}
  *
  * Run it with `npm run demo` (which builds the React example first), `npm run demo:vue` (the
@@ -88,10 +88,12 @@ export interface LoggedRequest {
  * gets its stored answer. `forget-keys` forgets only the stored keys, as if they had expired: a
  * Retry of an earlier message is then delivered again.
  */
-export type ChaosAction = 'lose-reply' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys';
+export type ChaosAction = 'lose-reply' | 'lose-request' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys';
 
 const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset' | 'forget-keys'>, Fault> = {
 	'lose-reply': {type: 'lose-reply'},
+	// Before the server: the connection dropped before any work, as a request lost on the way there.
+	'lose-request': {type: 'drop-before'},
 	'error-503': {type: 'error-before', status: 503},
 	// As an expired sign-in would: refused before any work, whatever an earlier attempt did.
 	'error-401': {type: 'error-before', status: 401},

@@ -26,6 +26,7 @@ export function demoClientOptions(search: string): ClientOptions {
 /** The chaos panel's buttons. */
 export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
 	{action: 'lose-reply', label: 'Lose the next reply', what: 'the email is delivered, then the answer is lost on the way back'},
+	{action: 'lose-request', label: 'Lose the next request', what: 'the request is lost on the way to the server: nothing is delivered, and the page cannot tell it from a lost reply'},
 	{action: 'error-503', label: 'Answer 503 next', what: 'the next request is turned away before any work'},
 	{action: 'error-401', label: 'Answer 401 next', what: 'the next request is refused before any work, as if the sign-in had expired'},
 	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
@@ -53,7 +54,7 @@ export function describeFault(fault: Fault): string {
 		case 'lose-reply': return 'lose the reply';
 		case 'error-before': return `answer ${fault.status ?? 503}`;
 		case 'error-after': return `answer ${fault.status ?? 502} after the work`;
-		case 'drop-before': return 'drop the connection';
+		case 'drop-before': return 'lose the request';
 		case 'slow': return 'slow work';
 		case 'rate-limit': return 'answer 429';
 		case 'hold': return 'hold the work';

@@ -237,6 +237,24 @@ describe('the contact-form demo in Chromium', () => {
 		expect(log.at(-1)).toMatchObject({key, outcome: '201', text: expect.stringContaining('replayed')});
 	});
 
+	test('a lost request: nothing reached the server, the retry delivers the email once, under the same key', async () => {
+		const page = await openDemo(FAST);
+		await fill(page, DRAFT);
+		await page.getByTestId('chaos-lose-request').click();
+		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'drop-before'}]);
+
+		await page.getByTestId('send').click();
+		const key = await reaches(page, 'succeeded');
+		await page.getByText(messages.sent).waitFor();
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		// The first request was dropped before any work; the retry was the first the server worked on: not a replay.
+		expect(demo.api.requests[0]!.outcome).toBe('dropped');
+		expect(demo.api.requests.at(-1)!.outcome).toBe(201);
+		expect(await page.getByTestId('replayed').count()).toBe(0);
+	});
+
 	test('a reload while the work is slow: the page comes back sending, then sent, with the same key; one email', async () => {
 		// Forty attempts 0–400 ms apart: the retries after the reload are answered 409 until the
 		// 4 s of slow work end, and must not run out before (with five, they would: ~100%).
