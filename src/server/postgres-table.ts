@@ -77,10 +77,17 @@ export interface CheckRow {
  * before that snapshot did so at least a ttl after the claim, so after `$2` plus a ttl, and the
  * check proves nothing.
  */
+/**
+ * How long a check's closing insert waits for a claim in flight (a transaction that inserted the
+ * key's row and has not ended): set inside the statement, so that one statement is bounded too.
+ */
+export const CHECK_LOCK_MS = 10;
+
 export const checkSql = (name: string) => `WITH since AS (${sinceSql(name)}),
+bounded AS (SELECT set_config('lock_timeout', '${CHECK_LOCK_MS}ms', true)),
 proof AS (
 	SELECT 1 FROM ${name}
-	WHERE id = '' AND fence <= $2::float8 * 1000 AND extract(epoch FROM clock_timestamp())::float8 * 1000 - $2::float8 < $3::float8
+	WHERE EXISTS (SELECT 1 FROM bounded) AND id = '' AND fence <= $2::float8 * 1000 AND extract(epoch FROM clock_timestamp())::float8 * 1000 - $2::float8 < $3::float8
 		AND NOT EXISTS (SELECT 1 FROM ${name} WHERE id = $1)
 ),
 closing AS (

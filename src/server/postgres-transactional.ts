@@ -1,5 +1,5 @@
 import type {CheckResult, KeyCheck, StoredAnswer} from './key-store.js';
-import {after, bytea, checkFound, checkSql, CLOSED, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CheckRow, type CleanupOptions, type Sql} from './postgres-table.js';
+import {after, bytea, CHECK_LOCK_MS, checkFound, checkSql, CLOSED, commonOptions, explainOldTable, FREE, MICROS, sweeper, tableMaker, type CheckRow, type CleanupOptions, type Sql} from './postgres-table.js';
 import type {TransactionalClaim, TransactionalClaimResult, TransactionalKeyStore} from './transactional-store.js';
 
 /**
@@ -59,9 +59,6 @@ type Found = TransactionalClaimResult | {state: 'busy'};
 
 /** PostgreSQL's error for a lock not taken within `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
-
-/** How long a check's insert waits for a claim in flight before it gives its connection back and asks again. */
-export const CHECK_LOCK_MS = 10;
 
 const sleep = async (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 

@@ -192,9 +192,18 @@ RETURNING ${name}.fence::text AS fence, CASE WHEN old.unanswered THEN old.fence:
 		},
 		async check(id, {from, ttl}): Promise<CheckResult> {
 			await prepare();
-			// Harmless sent again: a key it closed is found closed.
+			// Harmless sent again: a key it closed is found closed. On a table a transactional store
+			// shares, its insert may meet a claim in flight: it waits a moment (CHECK_LOCK_MS), and that
+			// claim is running.
 			for (let attempt = 0; attempt < 6; attempt++) {
-				const {rows} = await known(check, [id, from, ttl]).catch((error: unknown) => explainOldTable(error, table));
+				let rows: unknown[];
+				try {
+					({rows} = await known(check, [id, from, ttl]));
+				} catch (error) {
+					if ((error as {code?: unknown} | null)?.code === '55P03') return {state: 'running'};
+					return explainOldTable(error, table);
+				}
+
 				const row = rows[0] as CheckRow | undefined;
 				if (row) return checkFound(row, {released: true});
 				// A claim committed between this statement's snapshot and its insert: ask again.
