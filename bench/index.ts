@@ -6,12 +6,14 @@
  * profile stores and settles before client.send() is timed in it); --report renders RESULTS.md
  * and the chart again from results.json without measuring; --client measures and prints the
  * client speed targets alone; --list the `list()` target alone (--size=10000), --resume the
- * `resume()` one (--size=1000); --node Node's one-send overhead against ky alone (--intents=4000).
+ * `resume()` one (--size=1000); --node Node's one-send overhead against ky alone (--intents=4000); --checks what a check of a
+ * key costs the server beside a replay.
  */
 import {execFileSync} from 'node:child_process';
 import {readFile, writeFile} from 'node:fs/promises';
 import os from 'node:os';
 import {fileURLToPath} from 'node:url';
+import {checkCost} from './check-cost.js';
 import {clientSpeed, formatClientSpeed, listSpeed, resumeSpeed} from './client-speed.js';
 import {browserOverhead, launchBrowser, openSite, RESUME_CONCURRENCY, scale, transactionCost, type ScaleRow} from './browser.js';
 import {sweep} from './duplicates.js';
@@ -172,6 +174,10 @@ if (process.argv.includes('--client')) {
 	} finally {
 		await server.close();
 	}
+} else if (process.argv.includes('--checks')) {
+	// What a check of a key costs the server, beside a replay: under a minute.
+	log('A check of a key against a replay, per call, in this process (idempotency(), no HTTP):');
+	await checkCost({rounds: count('rounds', 3), log});
 } else if (process.argv.includes('--node')) {
 	// The Node overhead target alone: under a minute.
 	const server = await BenchServer.start();
