@@ -1,13 +1,12 @@
-import {replayAnswer, retryAfterLease} from './duplicate.js';
+import {replayAnswer, retryAfterLease, STATUS_HEADER} from './duplicate.js';
 import type {Answer, HeaderList} from './exchange.js';
 import type {CheckResult, KeyStore} from './key-store.js';
 import type {NormalizedOptions} from './options.js';
 import {problem} from './problem.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
 
-/** The request header that makes a request a check of its key, and the response header of its answer. */
+/** The request header that makes a request a check of its key. */
 export const CHECK_HEADER = 'idempotency-check';
-export const STATUS_HEADER = 'idempotency-status';
 /** On every answer to a keyed request where the store answers checks: how long, in seconds, keys are kept. */
 export const TTL_HEADER = 'idempotency-ttl';
 

@@ -9,12 +9,15 @@ export type Found =
 	| {state: 'done'; fingerprint: string; answer: StoredAnswer}
 	| {state: 'closed'};
 
+/** The response header that says what a check found (docs/server-contract.md, "Checking a key"), also on a closed key's 410. */
+export const STATUS_HEADER = 'idempotency-status';
+
 /**
  * The answer to a request whose key a check closed (docs/server-contract.md, "Checking a key"):
  * nothing runs, whatever the request; the client was told its action was never done.
  */
 export function closedAnswer(named: string): Answer {
-	return problem(410, 'Idempotency key closed', `The ${named} was closed by a check that found it never used: this request is not processed. Send it again with a new key to do it now.`, [['idempotency-status', 'closed']]);
+	return problem(410, 'Idempotency key closed', `The ${named} was closed by a check that found it never used: this request is not processed. Send it again with a new key to do it now.`, [[STATUS_HEADER, 'closed']]);
 }
 
 /** The stored answer, sent again: its status, its kept headers, its body, marked as a replay. */

@@ -33,12 +33,11 @@ export async function honour(settings: NormalizedOptions, request: Incoming<unkn
 	const {store} = settings;
 	let answer: Answer;
 	if (admission.type === 'refuse') answer = admission.answer;
-	else if (admission.type === 'check') answer = withHeaders(await checkFlow(settings, admission), ttlHeaders(settings));
-	else if (isTransactional(store)) {
-		answer = await transactionFlow(settings, store, admission.type === 'keyed' ? admission : undefined, run, () => request.hangUp);
-		if (admission.type === 'keyed') answer = withHeaders(answer, ttlHeaders(settings));
-	}
+	else if (admission.type === 'check') answer = await checkFlow(settings, admission);
+	else if (isTransactional(store)) answer = await transactionFlow(settings, store, admission.type === 'keyed' ? admission : undefined, run, () => request.hangUp);
 	else if (admission.type === 'pass') return {type: 'pass', headers: cors};
-	else answer = withHeaders(await leaseFlow(settings, store as KeyStore, admission, run, () => request.hangUp), ttlHeaders(settings));
-	return {type: 'answer', answer: withHeaders(answer, cors)};
+	else answer = await leaseFlow(settings, store as KeyStore, admission, run, () => request.hangUp);
+	// Every answer to a request with a key (a check's too) says how long keys are kept, where the store answers checks.
+	const keyed = admission.type === 'keyed' || admission.type === 'check';
+	return {type: 'answer', answer: withHeaders(answer, keyed ? [...ttlHeaders(settings), ...cors] : cors)};
 }
