@@ -59,14 +59,18 @@ export async function submit(form: Record<string, string>) {
  * 18.13 KiB: every message, and the guards that keep a bundle without `process` working (0.38 KiB).
  * Its hostile review kept in production what can lose an action or its data (an unknown request
  * field, `json` with `body`, a `window` or `timeout` no timer can hold): 0.13 KiB back; the core's
- * budget goes up with it.
+ * budget goes up with it. Issue 33's `intent.check()` (ask the server what became of an intent,
+ * settle it `not-sent` where the server proved it never ran, learn from its answers which servers
+ * answer checks, one asker per key across tabs) cost about 1.1 KiB of the core and 0.16 KiB of
+ * each form binding (its messages and `checked`): a method of the intent, so every contact form
+ * pays for it, as it does for `discard()`.
  */
 export const BUDGETS = {
-	core: 16 * 1024,
-	contactForm: 15.75 * 1024,
+	core: 17.125 * 1024,
+	contactForm: 16.875 * 1024,
 	memoryStore: 1024,
-	react: 1.5 * 1024,
-	vue: 1.625 * 1024,
+	react: 1.75 * 1024,
+	vue: 1.875 * 1024,
 	'react-native': 1.25 * 1024,
 	fetch: 1.125 * 1024,
 	ky: 1.5 * 1024,

@@ -12,6 +12,8 @@ export {KeyGenerationError} from './core/errors/key-generation-error.js';
 export {OutcomeUnknownError} from './core/errors/outcome-unknown-error.js';
 export {RequestRefusedError} from './core/errors/request-refused-error.js';
 export type {
+	CheckResult,
+	CheckUnknownReason,
 	ClientOptions,
 	Classification,
 	FetchLike,

@@ -271,6 +271,8 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 		serve,
 		// Pace the client while a slow delivery runs, so its retries outlast the work.
 		conflictRetryAfter: 1,
+		// "Check whether it arrived": the server answers a check of a key (the page and it share a clock).
+		checks: true,
 		faultFor: () => (down ? {type: 'error-before', status: 503} : undefined),
 		work(body) {
 			const reason = refusal(body);

@@ -20,6 +20,9 @@ export function demoClientOptions(search: string): ClientOptions {
 			...(query.has('fast') ? {baseDelay: 100, maxDelay: 400} : {baseDelay: 1000, maxDelay: 4000}),
 		},
 		timeout: 3000,
+		// The demo's server is `sendonce/server`, which answers a check of a key: "Check whether it
+		// arrived" asks it even where the first request was lost before any answer came back.
+		checks: true,
 	};
 }
 

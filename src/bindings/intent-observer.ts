@@ -3,7 +3,7 @@ import {isSendOnceError} from '../core/errors/send-once-error.js';
 import type {UnresolvedIntentError} from '../core/errors/unresolved-intent-error.js';
 import type {Intent} from '../core/intent.js';
 import {isResumable} from '../core/state.js';
-import type {IntentOptions, IntentRequest, IntentResult, IntentState, StoredRequest} from '../core/types.js';
+import type {CheckResult, IntentOptions, IntentRequest, IntentResult, IntentState, StoredRequest} from '../core/types.js';
 import type {SendOnceClient} from '../core/client-api.js';
 
 /**
@@ -74,10 +74,16 @@ export interface IntentView {
 	loading: boolean;
 	/** Set when `send()` was refused because the previous intent may have been sent. */
 	conflict: IntentConflict | undefined;
+	/**
+	 * What the last `check()` found, while the intent is the same and no other action was taken:
+	 * `running` or `unknown` (say `messages.checkFound(checked)`); a settled one shows in `state`.
+	 * `'checking'` while a check runs.
+	 */
+	checked: CheckResult | 'checking' | undefined;
 }
 
 /**
- * The three things a user can do with a scope's intent.
+ * The things a user can do with a scope's intent.
  *
  * @example
  * import {useIntent} from 'sendonce/react'; // or 'sendonce/vue'
@@ -92,6 +98,11 @@ export interface IntentActions {
 	retry(): Promise<IntentResult | undefined>;
 	/** Forgets the current intent (after the user reconciled it) and returns to `'idle'`. */
 	discard(): Promise<void>;
+	/**
+	 * Asks the server whether the current `unresolved` or `expired` intent arrived (`intent.check()`):
+	 * settled, `state` becomes `succeeded`, `failed` or `not-sent`; else see `checked`. Never rejects.
+	 */
+	check(): Promise<CheckResult | undefined>;
 }
 
 let pageClient: SendOnceClient | undefined;
@@ -110,10 +121,11 @@ interface Held {
 	preparing: boolean;
 	/** The scope's stored intent is not known yet. */
 	loading: boolean;
+	checked: CheckResult | 'checking' | undefined;
 }
 
 /** Every field of {@link IntentView}. */
-export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'request', 'error', 'conflict', 'loading'] as const;
+export const VIEW_FIELDS = ['state', 'key', 'attempts', 'mayHaveBeenSent', 'result', 'request', 'error', 'conflict', 'loading', 'checked'] as const;
 
 /**
  * The state of one scope's form, framework-free: React's and Vue's `useIntent` are thin
@@ -125,7 +137,7 @@ export class IntentObserver implements IntentActions {
 	readonly #client: SendOnceClient;
 	readonly #scope: string;
 	readonly #listeners = new Set<() => void>();
-	#held: Held = {intent: undefined, conflict: undefined, error: undefined, preparing: false, loading: true};
+	#held: Held = {intent: undefined, conflict: undefined, error: undefined, preparing: false, loading: true, checked: undefined};
 	#view: IntentView;
 	#looked = false;
 	#acted = false;
@@ -155,7 +167,7 @@ export class IntentObserver implements IntentActions {
 		this.#acted = true;
 		// Synchronously 'pending': a button disabled by `state` cannot be pressed twice. The conflict
 		// stays until an intent replaces it: a send that fails leaves the user where they were.
-		this.#set({error: undefined, preparing: true, loading: false});
+		this.#set({error: undefined, preparing: true, loading: false, checked: undefined});
 		let intent: Intent;
 		try {
 			intent = await this.#client.intent(this.#scope, request, options);
@@ -177,7 +189,7 @@ export class IntentObserver implements IntentActions {
 	readonly discard = async (): Promise<void> => {
 		this.#acted = true;
 		const {intent} = this.#held;
-		this.#set({intent: undefined, conflict: undefined, error: undefined, preparing: false, loading: false});
+		this.#set({intent: undefined, conflict: undefined, error: undefined, preparing: false, loading: false, checked: undefined});
 		try {
 			await intent?.discard();
 		} catch (error) {
@@ -185,8 +197,24 @@ export class IntentObserver implements IntentActions {
 		}
 	};
 
+	readonly check = async (): Promise<CheckResult | undefined> => {
+		this.#acted = true;
+		const {intent} = this.#held;
+		if (!intent) return undefined;
+		this.#set({error: undefined, checked: 'checking'});
+		try {
+			const checked = await intent.check();
+			// Unless another action (a Retry, a send) came since: what it shows is newer.
+			if (this.#held.intent === intent && this.#held.checked === 'checking') this.#set({checked});
+			return checked;
+		} catch (error) {
+			if (this.#held.intent === intent && this.#held.checked === 'checking') this.#set({error, checked: undefined});
+			return undefined;
+		}
+	};
+
 	async #run(intent: Intent): Promise<IntentResult | undefined> {
-		this.#set({intent, conflict: undefined, error: undefined, preparing: false});
+		this.#set({intent, conflict: undefined, error: undefined, preparing: false, checked: undefined});
 		try {
 			return await intent.send();
 		} catch (error) {
@@ -252,6 +280,7 @@ export class IntentObserver implements IntentActions {
 			error,
 			conflict,
 			loading: this.#held.loading,
+			checked: live ? this.#held.checked : undefined,
 		};
 	}
 }

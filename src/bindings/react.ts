@@ -90,5 +90,5 @@ export function useIntent(scope: string, options: UseIntentOptions = {}): UseInt
 	// A new client or scope starts afresh; a late answer meant for the old one goes nowhere.
 	const observer = useMemo(() => new IntentObserver(client, scope), [client, scope]);
 	const view = useSyncExternalStore(observer.subscribe, observer.getView, observer.getView);
-	return {...view, send: observer.send, retry: observer.retry, discard: observer.discard};
+	return {...view, send: observer.send, retry: observer.retry, discard: observer.discard, check: observer.check};
 }

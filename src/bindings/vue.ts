@@ -112,5 +112,6 @@ export function useIntent(scope: MaybeRefOrGetter<string>, options: UseIntentOpt
 		send: (request, intentOptions) => observer.send(request, intentOptions),
 		retry: () => observer.retry(),
 		discard: () => observer.discard(),
+		check: () => observer.check(),
 	};
 }

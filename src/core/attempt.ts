@@ -58,7 +58,7 @@ function unreadableError(response: Response): Error {
  */
 export async function attempt(
 	transport: Transport,
-	request: {url: string; method: string; headers: () => Record<string, string> | Promise<Record<string, string>>; body?: string},
+	request: {url: string; method: string; headers: () => Record<string, string> | Promise<Record<string, string>>; body?: string; redirect?: RequestRedirect},
 	timeout: number,
 	signal: AbortSignal | undefined,
 	beforeSend: () => Promise<boolean>,
@@ -78,7 +78,7 @@ export async function attempt(
 		if (!await beforeSend()) return undefined;
 		sent = true;
 		if (linked.aborted) throw linked.reason;
-		const response = await untilAborted(transport(request.url, {method: request.method, headers, body: request.body, signal: linked}), linked);
+		const response = await untilAborted(transport(request.url, {method: request.method, headers, body: request.body, signal: linked, ...request.redirect && {redirect: request.redirect}}), linked);
 		if (isUnreadable(response)) {
 			void response.body?.cancel().catch(() => undefined);
 			return {error: unreadableError(response), timedOut: false, unreadable: true};

@@ -79,6 +79,8 @@ export class Client implements SendOnceClient, IntentContext {
 		return this.#live.get(intent.scope) === intent;
 	}
 
+	readonly checkable = new Map<string, number>();
+
 	forget(intent: Intent): void {
 		if (this.isCurrent(intent)) this.#live.delete(intent.scope);
 	}
@@ -210,7 +212,14 @@ export class Client implements SendOnceClient, IntentContext {
 			createdAt: now,
 			expiresAt: now + this.options.window,
 			updatedAt: now,
+			// Where an answer from its server said it answers checks: after a reload, with no answer of its own, the intent still knows.
+			...this.#checksOf(prepared),
 		};
+	}
+
+	#checksOf({method, url}: PreparedRequest): {checks?: number} {
+		const checks = this.checkable.get(`${method} ${url}`);
+		return checks === undefined ? {} : {checks};
 	}
 
 	async get(scope: string): Promise<Intent | undefined> {

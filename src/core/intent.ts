@@ -2,6 +2,7 @@ import {attempt} from './attempt.js';
 import {backoffDelay} from './backoff.js';
 import {RETRY_COST, TIMEOUT_RETRY_COST, type RetryBudget} from './budget.js';
 import {causeOf, storedResult} from './cause.js';
+import {advertisedTtl, CHECK_HEADER, isClosed, mayCheck, readCheck} from './check.js';
 import {classify, type Answer} from './classify.js';
 import {corsRefusal, hiddenHeader} from './cors.js';
 import type {Claim, Coordinator} from './cross-tab.js';
@@ -17,7 +18,7 @@ import {copy, decide, type Write} from './decide.js';
 import {idle} from './page.js';
 import type {Transport} from './transport.js';
 import type {StandardSchemaV1} from './standard-schema.js';
-import type {IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, StoredRequest, UnresolvedReason} from './types.js';
+import type {CheckResult, IntentResult, IntentSnapshot, IntentState, SendOnceEvent, SendOptions, StoredRequest, UnresolvedReason} from './types.js';
 import {abortError, isOffline, sleep, waitForOnline} from './wait.js';
 
 /** The stored record is no longer this intent's to send: another tab settled, replaced or cleared it. */
@@ -61,6 +62,8 @@ export interface IntentContext {
 	isCurrent(intent: Intent): boolean;
 	/** The intent is settled or discarded: the client stops tracking it. */
 	forget(intent: Intent): void;
+	/** `METHOD url` → the seconds its server keeps keys, where an answer said it answers checks. */
+	readonly checkable: Map<string, number>;
 }
 
 /** The diagnoses this page has emitted (`cors-headers-hidden`), in development builds. */
@@ -122,6 +125,8 @@ export class Intent<Data = unknown> {
 	#mine: boolean;
 	/** The record vanished before this object sent anything, with no outcome heard. */
 	#vanished = false;
+	/** The running `check()`, shared by every caller while it runs. */
+	#checking: Promise<CheckResult> | undefined;
 
 	/** @internal Created by the client. */
 	/** `session`: given when this page made the intent (a press), not when it read it from the store. */
@@ -228,11 +233,136 @@ export class Intent<Data = unknown> {
 	 */
 	async send(options: SendOptions = {}): Promise<IntentResult<Data>> {
 		this.#mine = true;
+		// This page's own check first: what it finds is this send's outcome too.
+		await this.#checking?.catch(() => undefined);
 		return this.#start(options.signal, false) as Promise<IntentResult<Data>>;
+	}
+
+	/**
+	 * Asks the intent's server what became of it, for an `unresolved` or `expired` intent, without
+	 * sending the request again: `succeeded` with the server's stored answer, `failed`, or
+	 * `not-sent` (the server proved it never ran, and closed its key: nothing sent with it will
+	 * ever run); the intent settles so, in every tab. `running` or `unknown`: nothing changes,
+	 * it may still have been sent. Only where its server answers checks (`sendonce/server`, see
+	 * the `checks` option): else `unknown`, reason `not-offered`, and nothing is asked. Never
+	 * rejects for a network outcome; one call at a time, shared by every caller.
+	 *
+	 * @example
+	 * import {createClient} from 'sendonce';
+	 *
+	 * const client = createClient({checks: true});
+	 * const intent = await client.get('contact-form');
+	 * const found = await intent?.check();
+	 * if (found?.status === 'not-sent') showSendItNow();
+	 */
+	async check(): Promise<CheckResult<Data>> {
+		if (this.#discarded) throw new TypeError(process.env.NODE_ENV !== 'production' ? `The intent ${this.key} was discarded; create a new one with client.intent()` : 'Discarded');
+		this.#checking ??= this.#check().finally(() => {
+			this.#checking = undefined;
+		});
+		return this.#checking as Promise<CheckResult<Data>>;
+	}
+
+	async #check(): Promise<CheckResult> {
+		const {coordinator, emit} = this.#ctx;
+		const found = await this.#asked();
+		emit({type: 'checked', key: this.key, scope: this.scope, outcome: found.status, ...'reason' in found && {reason: found.reason}});
+		// A settled answer (a result: it counts attempts) is every tab's: one asker, one outcome.
+		if ('attempts' in found) coordinator.announce(this.key, found);
+		return found;
+	}
+
+	/** What the server says of the intent, asked by the one tab that holds its claim. */
+	async #asked(): Promise<CheckResult> {
+		const {coordinator, records} = this.#ctx;
+		for (;;) {
+			// Settled here, or by another tab and heard: nothing to ask.
+			if (this.#result && isSettled(this.#result.status as IntentState)) return this.#result as CheckResult;
+			const heard = coordinator.received(this.key);
+			if (heard && isSettled(heard.status as IntentState)) return await this.#adoptOutcome(heard) as CheckResult;
+			if (this.#running || (this.state !== 'unresolved' && this.state !== 'expired')) return {status: 'running', key: this.key};
+			const claim = await coordinator.claim(this.key, this.scope);
+			if (!claim) {
+				// Another tab sends or checks it: its outcome is this page's too. Unsettled there, ask here.
+				const outcome = await coordinator.waitForOwner(this.key, this.scope, new AbortController().signal);
+				if (outcome && isSettled(outcome.status as IntentState)) return await this.#adoptOutcome(outcome) as CheckResult;
+				// Gone from the store (cleared elsewhere), and kept by this page: no tab to share the question with.
+				const taken = await this.#takenIn();
+				if (taken === undefined) continue;
+				return typeof taken == 'object' ? taken : this.#ask();
+			}
+
+			this.#claim = claim;
+			try {
+				const taken = await this.#takenIn();
+				return typeof taken == 'object' ? taken : await this.#ask();
+			} finally {
+				this.#claim = undefined;
+				const deleting = this.#deleting;
+				this.#deleting = undefined;
+				if (deleting) void deleting.then(async () => claim.release());
+				else await claim.release();
+			}
+		}
+	}
+
+	/** The check itself: the key and when it was made, no body; its answer read as `readCheck` says. */
+	async #ask(): Promise<CheckResult> {
+		const {options, checkable, transport} = this.#ctx;
+		const {url, method} = this.#record.request;
+		const learned = this.#record.checks ?? checkable.get(`${method} ${url}`);
+		const record = learned === undefined ? this.#record : {...this.#record, checks: learned};
+		if (!mayCheck(record, options.checks, Date.now())) return {status: 'unknown', key: this.key, reason: 'not-offered'};
+		const headers = async () => {
+			const merged = await this.#headers();
+			// No body: a label for one (a JSON content type) makes some servers refuse to read none.
+			delete merged['content-type'];
+			merged[CHECK_HEADER] = `created=${this.createdAt}`;
+			return merged;
+		};
+
+		// Never followed: another server, which never saw the key's claims, could close it, or run it.
+		const answer = (await attempt(transport, {url, method, headers, redirect: 'error'}, options.timeout, undefined, async () => true))!;
+		this.#learn(answer);
+		const verdict = readCheck(answer);
+		if (verdict.type === 'closed') return this.#settle('not-sent', {status: 'not-sent', key: this.key, response: verdict.response, attempts: this.attempts}) as Promise<CheckResult>;
+		if (verdict.type === 'running') return {status: 'running', key: this.key, ...verdict.retryAfter === undefined ? {} : {retryAfter: verdict.retryAfter}};
+		if (verdict.type === 'unknown' || !('response' in answer)) return {status: 'unknown', key: this.key, reason: verdict.type === 'unknown' ? verdict.reason : 'no-answer'};
+		// The stored answer, as a retry with the key would have got it.
+		this.#responseBody = answer.body;
+		const stored = classify(answer, options.classify, true);
+		if (stored.type === 'succeeded') {
+			return this.#settle('succeeded', {
+				status: 'succeeded', key: this.key, response: answer.response, ...await this.#validated(answer.data), replayed: true, attempts: this.attempts,
+			}) as Promise<CheckResult>;
+		}
+
+		if (stored.type === 'failed') return this.#settle('failed', {status: 'failed', key: this.key, response: answer.response, data: answer.data, attempts: this.attempts}) as Promise<CheckResult>;
+		return {status: 'unknown', key: this.key, reason: 'released'};
+	}
+
+	/**
+	 * What the store holds for the intent, read now, as a check takes it: settled (a delivery's
+	 * note), or let go by this page (replaced or settled elsewhere, unheard), what to answer;
+	 * `true`, gone from the store and kept by this page: ask; undefined, still there.
+	 */
+	async #takenIn(): Promise<CheckResult | true | undefined> {
+		const taken = await this.#takeIn(await this.#ctx.records.read(this.scope).catch(() => this.#record));
+		return taken && (isSettled(taken.status as IntentState) ? taken as CheckResult : this.#detached ? {status: 'unknown', key: this.key, reason: 'forgotten'} : true);
+	}
+
+	/** What an answer says of its server's checks: kept with the intent, and for the next ones. */
+	#learn(answer: Answer): void {
+		const ttl = 'response' in answer ? advertisedTtl(answer.response) : undefined;
+		if (ttl === undefined) return;
+		const {url, method} = this.#record.request;
+		this.#ctx.checkable.set(`${method} ${url}`, ttl);
+		if (this.#record.checks !== ttl) this.#record = {...this.#record, checks: ttl};
 	}
 
 	/** @internal `resume()`: send only when still interrupted (another tab may have settled it). */
 	async resume(): Promise<IntentResult | undefined> {
+		await this.#checking?.catch(() => undefined);
 		return this.#start(undefined, true);
 	}
 
@@ -595,6 +725,12 @@ export class Intent<Data = unknown> {
 			}
 
 			if ('response' in answer) this.#responseBody = answer.body;
+			this.#learn(answer);
+			// Its key closed by a check (another tab's, or this page's before a reload): nothing ran, nothing will.
+			if ('response' in answer && isClosed(answer.response)) {
+				return await this.#settle('not-sent', {status: 'not-sent', key: this.key, response: answer.response, attempts: this.attempts});
+			}
+
 			if (verdict.type === 'succeeded' && 'response' in answer) {
 				budget.refund(lastRetryCost);
 				return await this.#settle('succeeded', {
@@ -683,8 +819,11 @@ export class Intent<Data = unknown> {
 		// user presses Retry: the page still has its key and bytes, and a retry with the key can
 		// only be replayed, so the record is written again from this page's copy.
 		const write: Write = {type: 'attempt', resume: onlyIfInterrupted, rewrite: mayRewrite && this.rewritable(at)};
+		const {checks} = this.#record;
 		const stored = await this.#ctx.records.update(this.scope, record => {
 			next = decide(record, this.#record, write, at) ?? undefined;
+			// What this page learned of the server's checks stays with its copy too.
+			if (next && checks !== undefined) next = {...next, checks};
 			return next && this.#withLease(next);
 		});
 		if (next) {
@@ -761,7 +900,7 @@ export class Intent<Data = unknown> {
 		return !left;
 	}
 
-	async #settle(state: 'succeeded' | 'failed', result: IntentResult): Promise<IntentResult> {
+	async #settle(state: 'succeeded' | 'failed' | 'not-sent', result: IntentResult): Promise<IntentResult> {
 		return this.#finish({type: 'settle', state, at: Date.now()}, result);
 	}
 
@@ -830,7 +969,7 @@ export class Intent<Data = unknown> {
 	async #finish(action: IntentAction | undefined, result: IntentResult): Promise<IntentResult> {
 		const {records, emit} = this.#ctx;
 		const current = this.#ctx.isCurrent(this);
-		if (current && action?.type === 'settle' && action.state === 'failed' && !await this.#removeFailed(action)) {
+		if (current && action?.type === 'settle' && action.state !== 'succeeded' && !await this.#removeFailed(action)) {
 			// Still stored as sending, it would be sent again: the app must not hear "not sent".
 			if (result.status === 'failed') {
 				const refused: IntentResult = {
@@ -884,10 +1023,15 @@ export class Intent<Data = unknown> {
 		return true;
 	}
 
-	/** Where Web Locks are missing, every write keeps this tab's lease on the record. */
+	/**
+	 * What this page adds to every record it writes: where Web Locks are missing, this tab's lease;
+	 * what it learned of the server's checks, which the stored record may not have yet.
+	 */
 	#withLease(record: IntentRecord): IntentRecord {
 		const lease = this.#claim?.lease;
-		return lease ? {...record, lease: {...lease}} : record;
+		const {checks} = this.#record;
+		const learned = checks !== undefined && record.checks !== checks ? {...record, checks} : record;
+		return lease ? {...learned, lease: {...lease}} : learned;
 	}
 
 	#makeSnapshot(): IntentSnapshot {

@@ -1,4 +1,4 @@
-import type {IntentResult} from './types.js';
+import type {CheckResult, IntentResult} from './types.js';
 
 /**
  * The shape of {@link messages}: copy for every state of a form.
@@ -38,6 +38,15 @@ export interface Messages {
 	send: string;
 	retry: string;
 	sendAsNew: string;
+	/** The button that asks the server (`check()`), beside Retry, for `unresolved` and `expired` intents. */
+	check: string;
+	checking: string;
+	/** What a `running` or `unknown` check found (`checked`); the intent may still have been sent. */
+	checkFound(checked: CheckResult): string;
+	/** For `not-sent`: the server proved it never ran, and will not act on it. */
+	notSent: string;
+	/** Sends a `not-sent` intent's request again, as a new intent. */
+	sendNow: string;
 }
 
 /**
@@ -78,4 +87,15 @@ export const messages: Messages = {
 	send: 'Send',
 	retry: 'Retry',
 	sendAsNew: 'Send as a new message',
+	check: 'Check whether it arrived',
+	checking: 'Checking…',
+	checkFound: checked => (checked.status === 'running'
+		? 'The server is still working on it: check again in a moment.'
+		: checked.status !== 'unknown' ? ''
+			: checked.reason === 'released' ? 'The server started on it and could not finish: it may have been sent. Retry: it will not be sent twice.'
+				: checked.reason === 'no-answer' ? 'The server could not be reached: check again in a moment.'
+					: checked.reason === 'not-offered' ? 'This server cannot tell whether it arrived.'
+						: 'The server cannot tell whether it arrived.'),
+	notSent: 'Your message was not sent: the server never received it, and will not act on it now.',
+	sendNow: 'Send it now',
 };

@@ -17,6 +17,7 @@ export interface NormalizedOptions {
 	generateKey: (() => string) | undefined;
 	isOnline: (() => boolean) | undefined;
 	sha256: ((text: string) => string | Promise<string>) | undefined;
+	checks: boolean | undefined;
 }
 
 /** The defaults, in one place (SPEC.md "Options"). */
@@ -32,7 +33,7 @@ export const DEFAULTS = {
 
 const KNOWN = new Set([
 	'store', 'fetch', 'headerName', 'keyFormat', 'headers', 'persistHeaders', 'retry', 'timeout', 'window',
-	'classify', 'onEvent', 'generateKey', 'isOnline', 'sha256',
+	'classify', 'onEvent', 'generateKey', 'isOnline', 'sha256', 'checks',
 ]);
 const RETRY_KNOWN = new Set(['limit', 'baseDelay', 'maxDelay', 'maxRetryAfter', 'budget']);
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -121,6 +122,7 @@ function checkOptions(options: ClientOptions): void {
 	delay('timeout', options.timeout ?? DEFAULTS.timeout, 1);
 	integer('window', options.window ?? DEFAULTS.window, 1);
 	for (const name of ['classify', 'onEvent', 'generateKey', 'isOnline', 'sha256'] as const) optionalFunction(name, options[name]);
+	if (options.checks !== undefined && typeof options.checks !== 'boolean') fail('checks', 'a boolean', options.checks);
 }
 
 /** `defaults`, with what `given` sets (an `undefined` sets nothing). */

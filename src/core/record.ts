@@ -32,6 +32,11 @@ export interface IntentRecord {
 	 */
 	lastStatus?: number | undefined;
 	lastError?: string | undefined;
+	/**
+	 * How many seconds the server keeps the key, where it said it answers a check of it
+	 * (`Idempotency-TTL`): learned from an answer, or known when the intent was made.
+	 */
+	checks?: number | undefined;
 	/** Which tab is sending, where Web Locks are missing; stale after `until`. */
 	lease?: {owner: string; until: number} | undefined;
 }
@@ -60,7 +65,7 @@ const FIELDS: Array<[string, Check]> = [
 	['v', value => value === RECORD_VERSION],
 	['key', filled],
 	['scope', filled],
-	['state', oneOf('pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired')],
+	['state', oneOf('pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired', 'not-sent')],
 	['request', isObject],
 	['request.url', filled],
 	['request.method', oneOf('POST', 'PUT', 'PATCH', 'DELETE')],
@@ -74,6 +79,7 @@ const FIELDS: Array<[string, Check]> = [
 	['reason', optional(text)],
 	['lastStatus', optional(Number.isSafeInteger)],
 	['lastError', optional(text)],
+	['checks', optional(time)],
 	['lease', optional(isObject)],
 	['lease.owner', text],
 	['lease.until', time],

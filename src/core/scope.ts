@@ -12,7 +12,7 @@ export type Held = Pick<IntentRecord, 'state' | 'attempts' | 'expiresAt' | 'fing
  * `UnresolvedIntentError`.
  */
 export function chooseIntent(held: Held | undefined, fingerprint: string, replace: boolean, now: number): 'held' | 'new' | 'conflict' {
-	if (replace || !held || held.state === 'failed') return 'new';
+	if (replace || !held || held.state === 'failed' || held.state === 'not-sent') return 'new';
 	const same = held.fingerprint === fingerprint;
 	// Delivered by the service worker: the press that made it, pressed again, joins the delivery.
 	if (held.state === 'succeeded') return same && held.mine ? 'held' : 'new';

@@ -11,16 +11,20 @@ import type {IntentState} from './types.js';
  *    │ └──past window──▶ expired ◀──past window──┘
  *    └──offline, no answer (waits for the network; attempts kept)──┘ (from sending)
  *
+ *   unresolved, expired ──check()──▶ succeeded, failed (the server's stored answer), or
+ *                                    not-sent (the server proved it never ran, and closed the key)
+ *
  * An abort before the first attempt leaves an intent `pending`; after it, `unresolved`.
  */
 const MOVES: Record<IntentState, readonly IntentState[]> = {
 	// `unresolved`: an error stopped a send waiting for the network after an attempt.
 	pending: ['sending', 'expired', 'unresolved'],
-	sending: ['sending', 'succeeded', 'failed', 'unresolved', 'expired', 'pending'],
-	unresolved: ['sending', 'expired'],
+	sending: ['sending', 'succeeded', 'failed', 'unresolved', 'expired', 'pending', 'not-sent'],
+	unresolved: ['sending', 'expired', 'succeeded', 'failed', 'not-sent'],
 	succeeded: [],
 	failed: [],
-	expired: [],
+	expired: ['succeeded', 'failed', 'not-sent'],
+	'not-sent': [],
 };
 
 /** Whether an intent may move from `from` to `to`. */
@@ -28,9 +32,9 @@ export function canMove(from: IntentState, to: IntentState): boolean {
 	return MOVES[from].includes(to);
 }
 
-/** Succeeded and failed intents are done: the server answered definitively. */
+/** Succeeded, failed and not-sent intents are done: the server answered definitively. */
 export function isSettled(state: IntentState): boolean {
-	return state === 'succeeded' || state === 'failed';
+	return state === 'succeeded' || state === 'failed' || state === 'not-sent';
 }
 
 /** `resume()` sends these: they were interrupted before an outcome. */
@@ -60,13 +64,13 @@ export function isSendable(record: IntentRecord, now: number): boolean {
  * earlier attempt may have reached the server, as classification reads it.
  */
 export function mayHaveBeenSent(state: IntentState, attempts: number, reason?: string): boolean {
-	return attempts > (reason === 'refused' ? 1 : 0) && state !== 'failed';
+	return attempts > (reason === 'refused' ? 1 : 0) && state !== 'failed' && state !== 'not-sent';
 }
 
 /** Everything that can happen to a stored intent. */
 export type IntentAction =
 	| {type: 'attempt'; at: number}
-	| {type: 'settle'; state: 'succeeded' | 'failed'; at: number}
+	| {type: 'settle'; state: 'succeeded' | 'failed' | 'not-sent'; at: number}
 	| {type: 'unresolve'; cause: Cause; at: number}
 	| {type: 'expire'; at: number}
 	/** An attempt made while the device said it was offline got no answer: wait for the network. */

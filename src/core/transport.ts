@@ -6,6 +6,8 @@ export type Transport = (url: string, init: {
 	headers: Record<string, string>;
 	body?: string;
 	signal: AbortSignal;
+	/** A check of a key is never followed elsewhere: `'error'`. */
+	redirect?: RequestRedirect;
 }) => Promise<Response>;
 
 // ky's own retry, timeout and HTTP-error throwing would fight ours; a prefixUrl would

@@ -58,7 +58,7 @@ export interface IntentRequest<Data = unknown> {
  *
  * const mayHaveBeenSentCopy = (state: IntentState) => state === 'unresolved' || state === 'expired';
  */
-export type IntentState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'unresolved' | 'expired';
+export type IntentState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'unresolved' | 'expired' | 'not-sent';
 
 /**
  * Why an intent stopped without a known outcome:
@@ -149,12 +149,66 @@ export type IntentResult<Data = unknown> =
 		mayHaveBeenSent: boolean;
 	}
 	| {
-		/** Past the intent's window: never sent again. Reconcile, then `discard()`. */
+		/** Past the intent's window: never sent again. Reconcile (`intent.check()`), then `discard()`. */
 		status: 'expired';
 		key: string;
 		attempts: number;
 		mayHaveBeenSent: boolean;
+	}
+	| {
+		/**
+		 * `intent.check()` found that the server never ran it, and the server closed its key: nothing
+		 * happened, and nothing sent with this key ever will. Send it again as a new intent.
+		 */
+		status: 'not-sent';
+		key: string;
+		/** The answer that said so: a check's, or the 410 a request with the closed key got. */
+		response: ResponseInfo;
+		attempts: number;
 	};
+
+/**
+ * Why `intent.check()` could not settle an intent:
+ * - `released`: the server ran it and kept no answer (the handler threw, answered 5xx or died):
+ *   it may have happened; `send()` asks again with the same key;
+ * - `forgotten`: the server does not know the key (forgotten after its `ttl`, lost on a restart)
+ *   or cannot prove it never ran;
+ * - `not-offered`: the server never said it answers checks (an `Idempotency-TTL` header), or
+ *   the key is past the `ttl` it gave: nothing was asked;
+ * - `no-answer`: the check itself got no readable answer (offline, a timeout, a 5xx).
+ *
+ * @example
+ * import type {CheckUnknownReason} from 'sendonce';
+ *
+ * const hint = (reason: CheckUnknownReason) => (reason === 'no-answer' ? 'Try again when you are online.' : 'Retry, or contact us.');
+ */
+export type CheckUnknownReason = 'released' | 'forgotten' | 'not-offered' | 'no-answer';
+
+/**
+ * What `intent.check()` found. Settled (`succeeded` with the server's stored answer, `failed`, or
+ * `not-sent`), the intent is settled the same way, in every tab; `running` and `unknown` change
+ * nothing: the intent may still have been sent.
+ *
+ * @example
+ * import type {CheckResult} from 'sendonce';
+ *
+ * function say(check: CheckResult): string {
+ * 	if (check.status === 'succeeded') return 'It arrived.';
+ * 	if (check.status === 'not-sent') return 'It never arrived: send it now.';
+ * 	if (check.status === 'running') return 'The server is still working on it.';
+ * 	return check.status === 'failed' ? 'The server refused it.' : 'We cannot tell yet.';
+ * }
+ */
+export type CheckResult<Data = unknown> =
+	| Extract<IntentResult<Data>, {status: 'succeeded' | 'failed' | 'not-sent'}>
+	| {
+		/** The first request still holds the key on the server, or this page or another tab is sending it. */
+		status: 'running';
+		key: string;
+		/** Milliseconds the server asked to wait before asking again, when it said. */
+		retryAfter?: number;
+	}
+	| {status: 'unknown'; key: string; reason: CheckUnknownReason};
 
 /**
  * The request an intent sends, as it is stored with it: what a form shows again after a reload,
@@ -246,6 +300,8 @@ export type SendOnceEvent =
 		reason?: UnresolvedReason;
 		status?: number;
 	}
+	/** `intent.check()` asked the server (or found nothing to ask): what it found. */
+	| {type: 'checked'; key: string; scope: string; outcome: CheckResult['status']; reason?: CheckUnknownReason}
 	| {
 		type: 'store-degraded';
 		/** The store that was chosen instead of IndexedDB. */
@@ -489,6 +545,15 @@ export interface ClientOptions {
 	 * @default undefined
 	 */
 	onEvent?: (event: SendOnceEvent) => void;
+	/**
+	 * Whether the servers this client sends to answer a check of a key (`intent.check()`), as
+	 * `sendonce/server` does. `undefined`: only a method and URL whose answers said so (an
+	 * `Idempotency-TTL` header), kept with each intent. `true`: every one, also where no answer
+	 * ever came (a first request lost); only where every server is one that does, since a check
+	 * sent to one that does not would be the request itself, without its body. `false`: never.
+	 * @default undefined
+	 */
+	checks?: boolean;
 	/**
 	 * Makes a new idempotency key: a non-empty string of visible ASCII.
 	 * @default crypto.randomUUID, else a v4 UUID from crypto.getRandomValues

@@ -3,6 +3,7 @@ import {createClient} from '../stores/client.js';
 import type {SendOnceClient} from '../core/client-api.js';
 import {invalidRequest} from '../core/errors/invalid-request-error.js';
 import {OutcomeUnknownError} from '../core/errors/outcome-unknown-error.js';
+import {RequestRefusedError} from '../core/errors/request-refused-error.js';
 import {toResponse} from '../core/response.js';
 import type {ClientOptions, IntentInit, IntentMethod} from '../core/types.js';
 
@@ -110,6 +111,8 @@ export function createFetch(clientOrOptions?: SendOnceClient | ClientOptions): I
 		}
 
 		if (result.status === 'succeeded' || result.status === 'failed') return toResponse(result, intent.responseBody, intent.url);
+		// Its key closed by a check (in another tab): the answer that said so is no answer to this request.
+		if (result.status === 'not-sent') throw new RequestRefusedError(result);
 		throw new OutcomeUnknownError(intent, result);
 	};
 }

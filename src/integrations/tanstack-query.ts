@@ -94,7 +94,7 @@ function onMutate(variables: unknown): undefined {
 async function settle<Data>(intent: Intent<Data>): Promise<Data> {
 	const result = await intent.send();
 	if (result.status === 'succeeded') return result.data;
-	if (result.status === 'failed') throw new RequestRefusedError(result);
+	if (result.status === 'failed' || result.status === 'not-sent') throw new RequestRefusedError(result);
 	throw new OutcomeUnknownError(intent, result);
 }
 

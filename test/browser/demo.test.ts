@@ -568,6 +568,111 @@ describe.each(EXAMPLES)('the %s form while its message may have been sent', exam
 	});
 });
 
+/**
+ * A press of Send whose request is lost before the server, with the server down for every retry:
+ * the page ends unresolved, and nothing was delivered.
+ */
+async function lostThenDown(page: Page): Promise<string> {
+	await fill(page, DRAFT);
+	await page.getByTestId('chaos-lose-request').click();
+	await expect.poll(async () => (await stats()).queued).toEqual([{type: 'drop-before'}]);
+	await serverDown(page, true);
+	await page.getByTestId('send').click();
+	return reaches(page, 'unresolved');
+}
+
+describe.each(EXAMPLES)('the %s form: "Check whether it arrived" (issue 33)', example => {
+	test('the reply lost after the work, the server down, then up: Check shows "sent" with the stored answer, and the server delivered one email', async () => {
+		const {page, key} = await deliveredThenDown(example);
+		await serverDown(page, false);
+		await page.getByTestId('check').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		// The check carried the key and no body.
+		const checks = demo.api.requests.filter(request => request.headers['idempotency-check'] !== undefined);
+		expect(checks.map(({key, body}) => ({key, body}))).toEqual([{key, body: ''}]);
+	});
+
+	test('the request lost before the server, the server down, then up: Check shows "not sent"; the original delivered late is refused; "Send it now" delivers one email under a new key', async () => {
+		const page = await openDemo(FAST, example);
+		const key = await lostThenDown(page);
+		await serverDown(page, false);
+		await page.getByTestId('check').click();
+		expect(await reaches(page, 'not-sent')).toBe(key);
+		expect(await page.getByTestId('not-sent').locator('strong').textContent()).toBe(messages.notSent);
+		// Nothing of it is left to send: the store holds no intent.
+		expect(await page.evaluate(async () => new Promise<number>(resolve => {
+			const open = indexedDB.open('sendonce');
+			open.onsuccess = () => {
+				const database = open.result;
+				const names = [...database.objectStoreNames];
+				if (names.length === 0) {
+					resolve(0);
+					return;
+				}
+
+				const count = database.transaction(names[0]!).objectStore(names[0]!).count();
+				count.onsuccess = () => resolve(count.result);
+			};
+		}))).toBe(0);
+
+		// The original request, held on the way and delivered now: same key, same bytes.
+		const late = await fetch(`${demo.url}/api/contact`, {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': key}, body: BODY});
+		expect(late.status).toBe(410);
+		expect(demo.api.totalEffects).toBe(0);
+
+		await page.getByTestId('send-now').click();
+		const fresh = await reaches(page, 'succeeded');
+		expect(fresh).not.toBe(key);
+		expect(demo.api.totalEffects).toBe(1);
+		expect(new Set(demo.api.requests.filter(request => request.body !== '').map(request => request.body))).toEqual(new Set([BODY]));
+	});
+
+	test('Check while the server is still down: it cannot tell, says so, and Retry still works afterwards', async () => {
+		const {page, key} = await deliveredThenDown(example);
+		await page.getByTestId('check').click();
+		await expect.poll(async () => page.getByTestId('checked').textContent()).toBe(messages.checkFound({status: 'unknown', key, reason: 'no-answer'}));
+		expect(await stateOf(page)).toBe('unresolved');
+		await serverDown(page, false);
+		await page.getByTestId('retry').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(demo.api.totalEffects).toBe(1);
+	});
+});
+
+describe('two tabs of the React form: one checks while the other retries (issue 33)', () => {
+	test.each(['lost request', 'lost reply'] as const)('after a %s: one outcome in both tabs, and at most one email', async lost => {
+		const first = await openDemo(FAST);
+		const key = lost === 'lost reply' ? (await lostReplyIn(first)) : await lostThenDown(first);
+		const second = await context.newPage();
+		second.on('pageerror', error => pageErrors.push(error));
+		await second.goto(`${demo.url}/${FAST}`);
+		expect(await reaches(second, 'unresolved')).toBe(key);
+		await serverDown(first, false);
+
+		await Promise.all([first.getByTestId('check').click(), second.getByTestId('retry').click()]);
+		const settled = (state: string | null) => state === 'succeeded' || state === 'not-sent';
+		await expect.poll(async () => settled(await stateOf(first)) && settled(await stateOf(second)), {timeout: 10_000}).toBe(true);
+		const outcome = await stateOf(first);
+		expect(await stateOf(second)).toBe(outcome);
+		expect(demo.api.totalEffects).toBe(outcome === 'succeeded' ? 1 : 0);
+		if (lost === 'lost reply') expect(outcome).toBe('succeeded');
+		expect(distinctKeys()).toEqual([key]);
+	});
+});
+
+/** `deliveredThenDown`'s press, on a page already open. */
+async function lostReplyIn(page: Page): Promise<string> {
+	await fill(page, DRAFT);
+	await page.getByTestId('chaos-lose-reply').click();
+	await expect.poll(async () => (await stats()).queued).toEqual([{type: 'lose-reply'}]);
+	await serverDown(page, true);
+	await page.getByTestId('send').click();
+	return reaches(page, 'unresolved');
+}
+
 describe('the React form while its message may have been sent, further', () => {
 	test('Edit, change the text, Send, then "Send this text as a new message": the edited text under a new key, one more email', async () => {
 		const {page, key: first} = await deliveredThenDown();

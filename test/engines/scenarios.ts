@@ -104,6 +104,42 @@ const scenarios: Record<string, (run: Run) => Promise<void>> = {
 		expect(new Set(site.server.requests.map(request => request.body))).toEqual(new Set([BYTES]));
 	},
 
+	async 'the request lost before the server, the server down, then up: check() says not sent, the late original is refused, a new press sends once'({site, url, launch}) {
+		const tab = await (await launch()).open(url('/'));
+		site.server.faults.push({type: 'drop-before'});
+		site.apiDown = true;
+		const first = await tab.evaluate(async order => {
+			const {createClient} = await window.loadSendonce();
+			const client = createClient({retry: {limit: 2, baseDelay: 50, maxDelay: 100}, checks: true});
+			const intent = await client.intent('checkout', order);
+			window.kept.client = client;
+			window.kept.intent = intent;
+			const {status, key} = await intent.send();
+			return {status, key};
+		}, ORDER);
+		expect(first).toEqual({status: 'unresolved', key: expect.any(String)});
+
+		site.apiDown = false;
+		const found = await tab.evaluate(async () => {
+			const intent = window.kept.intent as import('../../src/index.js').Intent;
+			const {status} = await intent.check();
+			return {status, state: intent.state};
+		}, undefined);
+		expect(found).toEqual({status: 'not-sent', state: 'not-sent'});
+		await expect.poll(async () => stored(tab)).toEqual({});
+		// The original request, delivered late: same key, same bytes.
+		const late = await fetch(url('/orders'), {method: 'POST', headers: {'content-type': 'application/json', 'idempotency-key': first.key}, body: BYTES});
+		expect(late.status).toBe(410);
+		expect(site.server.effects.get('o-1')).toBeUndefined();
+
+		const again = await tab.evaluate(async order => {
+			const {status, key} = await (window.kept.client as import('../../src/index.js').SendOnceClient).send('checkout', order);
+			return {status, key};
+		}, ORDER);
+		expect(again).toEqual({status: 'succeeded', key: expect.not.stringMatching(first.key)});
+		expect(site.server.effects.get('o-1')).toBe(1);
+	},
+
 	async 'a reload while the first attempt is in flight: the next page resumes it with the same key, one effect'({site, url, launch}) {
 		let workEnds!: () => void;
 		site.server.faults.push({type: 'hold', until: new Promise<void>(resolve => {

@@ -73,6 +73,8 @@ export async function startSite(): Promise<Site> {
 	};
 	const site = {apiDown: false} as Site & {server: ContractServer};
 	site.server = await startContractServer({
+		// It answers checks of a key (issue 33).
+		checks: true,
 		work: binaryWork,
 		faultFor: () => (site.apiDown ? {type: 'error-before', status: 503} : undefined),
 		serve(request, response) {

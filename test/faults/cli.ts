@@ -20,7 +20,7 @@ for (const [name, url, up] of [['Redis', redisUrl, await redisAnswers(redisUrl)]
 }
 
 const results: FaultRunResult[] = [];
-const plays: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient' | 'play'>> = [
+const plays: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient' | 'play' | 'check'>> = [
 	{mode: 'transactional', store: 'postgres'},
 	{mode: 'lease', store: 'redis'},
 	{mode: 'lease', store: 'redis', redisClient: 'ioredis'},
@@ -28,9 +28,12 @@ const plays: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient' | 'pla
 	{mode: 'lease', store: 'redis', redisClient: 'ioredis', play: 'cuts'},
 	{mode: 'lease', store: 'redis', redisClient: 'node-redis', play: 'cuts'},
 	{mode: 'lease', store: 'postgres', play: 'cuts'},
+	{mode: 'lease', store: 'redis', check: true},
+	{mode: 'lease', store: 'postgres', check: true},
+	{mode: 'transactional', store: 'postgres', check: true},
 ];
 for (const play of plays) {
-	console.log(`${play.mode} mode on ${play.store}${play.redisClient ? ` (${play.redisClient})` : ''}${play.play === 'cuts' ? ', cuts only' : ''}, ${seconds} s…`);
+	console.log(`${play.mode} mode on ${play.store}${play.redisClient ? ` (${play.redisClient})` : ''}${play.play === 'cuts' ? ', cuts only' : ''}${play.check ? ', checks instead of retries' : ''}, ${seconds} s…`);
 	results.push(await runFaults({...play, seconds, redisUrl, databaseUrl, log: line => console.log(`  ${line}`)}));
 }
 

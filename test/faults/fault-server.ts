@@ -22,7 +22,9 @@ import {redisKeyStore} from '../../src/server/redis.js';
 /** What a server process tells the fault test. */
 export type FaultServerMessage = {type: 'listening'; url: string} | {type: 'started' | 'finished'; key: string};
 
-const {MODE, STORE, STORE_URL, EFFECTS_URL, TABLE, PREFIX, EFFECTS_TABLE, LEASE = '1000', REPORTS, REDIS_CLIENT = 'node-redis'} = process.env;
+const {MODE, STORE, STORE_URL, EFFECTS_URL, TABLE, PREFIX, EFFECTS_TABLE, LEASE = '1000', REPORTS, REDIS_CLIENT = 'node-redis', CLOCK_SKEW} = process.env;
+/** Set where the client and the servers share a clock (the fault test's check row). */
+const clockSkew = CLOCK_SKEW === undefined ? {} : {clockSkew: Number(CLOCK_SKEW)};
 const send = (message: FaultServerMessage) => process.send?.(message);
 const quiet = () => undefined;
 
@@ -61,7 +63,7 @@ const insert = `INSERT INTO "${EFFECTS_TABLE}" (order_id, key, pid, fence) VALUE
 
 async function handler(): Promise<(request: Request) => Promise<Response>> {
 	if (MODE === 'transactional') {
-		const once = idempotency({store: postgresTransactional(pool(STORE_URL!), {table: TABLE}), required: true, onError});
+		const once = idempotency({store: postgresTransactional(pool(STORE_URL!), {table: TABLE}), required: true, onError, ...clockSkew});
 		return once(async (request, {key, tx}) => {
 			send({type: 'started', key});
 			try {
@@ -76,7 +78,7 @@ async function handler(): Promise<(request: Request) => Promise<Response>> {
 	}
 
 	const effects = pool(EFFECTS_URL!);
-	const once = idempotency({store: await leaseStore(), lease: Number(LEASE), required: true, onError});
+	const once = idempotency({store: await leaseStore(), lease: Number(LEASE), required: true, onError, ...clockSkew});
 	return once(async (request, {key, fence, signal}) => {
 		send({type: 'started', key});
 		try {

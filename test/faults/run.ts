@@ -36,6 +36,13 @@ export interface FaultRunOptions {
 	 * holder's and any `'lease-lost'` report is false. @default 'everything'
 	 */
 	play?: 'everything' | 'cuts';
+	/**
+	 * The client checks instead of retrying (issue 33): two attempts, then `intent.check()` until it
+	 * settles, with a Retry where the server cannot tell; the servers answer checks (`clockSkew` 0:
+	 * one machine, one clock), and a third of requests are lost before them, so that many orders end
+	 * "not sent". @default false
+	 */
+	check?: boolean;
 	seconds: number;
 	redisUrl: string;
 	databaseUrl: string;
@@ -77,6 +84,8 @@ export interface FaultRunResult {
 	unrecovered: number;
 	/** Each order that took effect twice without every earlier run reported: its runs' fences and its key's reports. */
 	silent: string[];
+	/** With `check`: orders a check settled, by what it found; and those told "not sent" that took effect. */
+	checked?: {succeeded: number; notSent: number; notSentWithEffect: number};
 	seconds: number;
 }
 
@@ -101,9 +110,11 @@ class Front {
 	readonly #server: Server;
 	url = '';
 
-	constructor() {
+	/** `before`: the share of requests answered 503 before any server sees them. */
+	constructor(before = 0.05) {
 		this.#server = createServer((incoming, outgoing) => {
-			const roll = Math.random();
+			// The other faults keep their shares: a lost reply, a 503 after the work.
+			const roll = Math.random() - before + 0.05;
 			if (roll < 0.05 || this.servers.length === 0) {
 				outgoing.writeHead(503, {'retry-after': '0'}).end();
 				return;
@@ -129,7 +140,8 @@ class Front {
 
 					const status = answer.statusCode ?? 502;
 					if (status === 409) this.conflicts++;
-					if (status >= 200 && status < 300) this.successes.set(key, [...this.successes.get(key) ?? [], Date.now()]);
+					// A check's 200 is no answer to the order.
+					if (status >= 200 && status < 300 && incoming.headers['idempotency-check'] === undefined) this.successes.set(key, [...this.successes.get(key) ?? [], Date.now()]);
 					outgoing.writeHead(status, answer.headers).end(Buffer.concat(chunks));
 				});
 			});
@@ -161,12 +173,12 @@ function through(url: string, port: number): string {
 
 /** Plays one mode on one store under faults, and reads what came of every order. */
 export async function runFaults(options: FaultRunOptions): Promise<FaultRunResult> {
-	const {mode, store, seconds, redisUrl, databaseUrl, redisClient = 'node-redis', play = 'everything', users = 8, killEvery = 4, log = () => undefined} = options;
+	const {mode, store, seconds, redisUrl, databaseUrl, redisClient = 'node-redis', play = 'everything', check = false, users = 8, killEvery = 4, log = () => undefined} = options;
 	// Cuts are cheap, and must meet every kind of command in flight: many of them.
 	const faultEvery = options.faultEvery ?? (play === 'cuts' ? 0.25 : 3);
 	// With cuts only, a lease long enough that reconnecting never outlasts it.
 	const lease = options.lease ?? (play === 'cuts' ? 3000 : 1000);
-	const name = `${mode} on ${store === 'redis' ? `Redis (${redisClient})` : 'PostgreSQL'}${play === 'cuts' ? ', cuts only' : ''}`;
+	const name = `${mode} on ${store === 'redis' ? `Redis (${redisClient})` : 'PostgreSQL'}${play === 'cuts' ? ', cuts only' : ''}${check ? ', checks instead of retries' : ''}`;
 	const run = randomBytes(4).toString('hex');
 	const table = `sendonce_faults_${run}`;
 	const effectsTable = `sendonce_faults_effects_${run}`;
@@ -178,7 +190,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 	await database.query(`CREATE TABLE "${effectsTable}" (order_id text NOT NULL, key text NOT NULL, pid int NOT NULL, fence bigint, at timestamptz NOT NULL DEFAULT clock_timestamp())`);
 	const upstream = new URL(store === 'redis' ? redisUrl : databaseUrl);
 	const proxy = await new TcpFaultProxy({host: upstream.hostname, port: Number(upstream.port || (store === 'redis' ? 6379 : 5432))}).listen();
-	const front = new Front();
+	const front = new Front(check ? 0.33 : 0.05);
 	await front.listen();
 
 	const environment = {
@@ -192,6 +204,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		LEASE: String(lease),
 		REPORTS: reports,
 		REDIS_CLIENT: redisClient,
+		...check ? {CLOCK_SKEW: '0'} : {},
 	};
 	const everyChild = new Set<ChildProcess>();
 	const start = async (): Promise<Running> => {
@@ -246,14 +259,28 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		}
 	})();
 
-	const client = createClient({store: 'memory', timeout: 3000, retry: {limit: 12, baseDelay: 50, maxDelay: 1000, budget: false}});
+	const client = createClient({store: 'memory', timeout: 3000, retry: {limit: check ? 2 : 12, baseDelay: 50, maxDelay: 1000, budget: false}, ...check && {checks: true}});
 	const orders = new Map<string, {key: string; status: string}>();
+	const checked = {succeeded: 0, notSent: 0};
 	await Promise.all(Array.from({length: users}, async (_, user) => {
 		for (let serial = 0; Date.now() < deadline; serial++) {
 			const order = `o-${user}-${serial}`;
 			const intent = await client.intent(`order-${order}`, {url: `${front.url}/orders`, json: {order}});
-			const result = await intent.send();
-			orders.set(order, {key: intent.key, status: result.status});
+			let status: string = (await intent.send()).status;
+			// As a user would: "Check whether it arrived", again while the server cannot be reached or
+			// still runs it, and Retry (the same key) where it ran and kept no answer, or cannot tell.
+			for (let round = 0; check && status === 'unresolved' && round < 60; round++) {
+				const found = await intent.check();
+				if (found.status === 'unknown' && found.reason !== 'no-answer') status = (await intent.send()).status;
+				else if (found.status === 'running' || found.status === 'unknown') await sleep(100);
+				else {
+					status = found.status;
+					if (status === 'succeeded') checked.succeeded++;
+					if (status === 'not-sent') checked.notSent++;
+				}
+			}
+
+			orders.set(order, {key: intent.key, status});
 		}
 	}));
 
@@ -277,6 +304,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 	let reported = 0;
 	const silent: string[] = [];
 	let lost = 0;
+	let notSentWithEffect = 0;
 	for (const [order, {key, status}] of orders) {
 		const count = effectsOf.get(order) ?? 0;
 		if (count > 1) {
@@ -288,6 +316,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		}
 
 		if (status === 'succeeded' && count === 0) lost++;
+		if (status === 'not-sent' && count > 0) notSentWithEffect++;
 	}
 
 	if (store === 'redis' && process.env.KEEP_TRACE) {
@@ -345,6 +374,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 		unrecovered,
 		seconds,
 		silent,
+		...check && {checked: {...checked, notSentWithEffect}},
 	};
 }
 
@@ -356,6 +386,10 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunResul
 export function verdicts(result: FaultRunResult): Array<{name: string; passed: boolean}> {
 	const checks = [
 		{name: `${result.name}: every order the client saw succeed has its effect (lost: ${result.lost})`, passed: result.lost === 0},
+		...result.checked ? [
+			{name: `${result.name}: no order a check said was not sent took effect (${result.checked.notSentWithEffect} of ${result.checked.notSent})`, passed: result.checked.notSentWithEffect === 0},
+			{name: `${result.name}: checks settled orders both ways (${result.checked.succeeded} found done, ${result.checked.notSent} not sent)`, passed: result.checked.succeeded > 0 && result.checked.notSent > 0},
+		] : [],
 		result.play === 'cuts'
 			? {name: `${result.name}: orders were placed and connections cut (${result.orders} orders, ${result.storeFaults} cuts)`, passed: result.orders > 0 && result.storeFaults > 0}
 			: {name: `${result.name}: orders were placed and kills happened (${result.orders} orders, ${result.kills} kills)`, passed: result.orders > 0 && result.kills > 0},

@@ -69,8 +69,12 @@ const worked: Array<string | undefined> = [];
 beforeAll(async () => {
 	// The server keeps its own time: only the clients' clock jumps.
 	const started = Date.now();
+	const origin = performance.now();
 	server = await startContractServer({
-		now: () => started + performance.now(),
+		// It answers checks of a key: a page's check() closes a key it can prove never ran.
+		checks: true,
+		// Real time: the pages' clocks start from it, and a check proves a key unused only since then.
+		now: () => started + performance.now() - origin,
 		work(body, key) {
 			// A request a dead page of an earlier run had already put on the wire may arrive after
 			// that run ended: it is that run's work, not this one's.
@@ -159,7 +163,8 @@ interface KeyInfo {
 	body: Body;
 	/** The user action (scope, body, epoch) the key was made for. */
 	epoch: number;
-	status: 'open' | 'succeeded' | 'failed' | 'dropped';
+	/** `not-sent`: a check (a page's, or a send that met the key closed) told the user it never ran. */
+	status: 'open' | 'succeeded' | 'failed' | 'not-sent' | 'dropped';
 	/** Replaced by another body as never sent (the scope table): it must never reach the server. */
 	neverSent?: boolean;
 	/** Replaced by another body after the server saw it: settled somewhere, its outcome not yet heard. */
@@ -233,9 +238,16 @@ class World {
 		}
 	}
 
+	/** What pages' checks found, by outcome. */
+	readonly checked = new Map<string, number>();
+
 	/** A definitive outcome a page's client, or the worker's, settled an intent with: the action ends. */
 	heard(event: SendOnceEvent): void {
-		if (event.type !== 'settled' || (event.outcome !== 'succeeded' && event.outcome !== 'failed')) return;
+		if (event.type === 'checked') {
+			const found = event.reason ? `${event.outcome} (${event.reason})` : event.outcome;
+			this.checked.set(found, (this.checked.get(found) ?? 0) + 1);
+		}
+		if (event.type !== 'settled' || (event.outcome !== 'succeeded' && event.outcome !== 'failed' && event.outcome !== 'not-sent')) return;
 		const info = this.keys.get(event.key);
 		if (!info) return;
 		if (info.status === 'open' || (info.status === 'dropped' && info.settling)) info.status = event.outcome;
@@ -258,6 +270,7 @@ class World {
 			fetch: pageFetch(page),
 			timeout: 100,
 			retry: {limit: 3, baseDelay: 5, maxDelay: 20, budget: false},
+			checks: true,
 			onEvent: event => {
 				if (!page.dead) this.trace(`tab ${slot}`, event);
 				this.heard(event);
@@ -468,9 +481,10 @@ class World {
 			expect(keys.size, `action ${action} was carried out under ${keys.size} keys\n${this.story()}`).toBeLessThanOrEqual(1);
 		}
 
-		// What the scope table replaced as never sent never reaches the server.
+		// What the scope table replaced as never sent never reaches the server; what a check said was not sent never runs.
 		for (const [key, info] of this.keys) {
 			if (info.neverSent) expect(server.keys.includes(key), `${key} was replaced as never sent, and was sent\n${this.story()}`).toBe(false);
+			if (info.status === 'not-sent') expect(worked.includes(key), `${key} was settled not-sent, and the server did its work\n${this.story()}`).toBe(false);
 		}
 
 		expect(this.disagreements, `a snapshot disagreed with its send's result\n${this.story()}`).toEqual([]);
@@ -557,6 +571,47 @@ const pressCommand = fc.tuple(slot, scope, body, fc.boolean()).map(([at, where, 
 	}
 }));
 
+/**
+ * "Check whether it arrived", at once (often while the intent is still sent somewhere), or once
+ * what the tab is sending has stopped, as a user presses it beside Retry.
+ */
+const checkCommand = fc.tuple(slot, scope, fc.boolean()).map(([at, where, later]) => command(`tab ${at}: check(${where})${later ? ' once its sends stop' : ''}`, async world => {
+	const tab = world.tabs[at];
+	const intent = tab?.held.get(where);
+	if (!tab || !intent) return;
+	if (later) {
+		const open = world.pending.filter(entry => entry.page === tab.page && !entry.done).map(async entry => entry.promise);
+		await Promise.race([Promise.allSettled(open), new Promise(resolve => setTimeout(resolve, 2000))]);
+	}
+
+	world.track(intent.check().catch(() => undefined), tab.page);
+}));
+
+/**
+ * A story the random commands rarely tell: a press whose every attempt is lost before the server
+ * (while the other tabs and the worker go on), then "Check whether it arrived" once it stops.
+ */
+const lostThenCheckCommand = fc.tuple(slot, scope, body).map(([at, where, what]) => command(`tab ${at}: press(${where}, ${what}), every attempt lost on the way, then check`, async world => {
+	const tab = world.tabs[at] ?? world.open(at);
+	const lost: Fault[] = [{type: 'drop-before'}, {type: 'drop-before'}, {type: 'drop-before'}];
+	server.faults.push(...lost);
+	try {
+		const intent = await tab.client.intent(where, world.request(where, what));
+		tab.held.set(where, intent);
+		const controller = new AbortController();
+		tab.controllers.set(where, controller);
+		const sending = intent.send({signal: controller.signal}).then(result => world.settled(intent, result, tab.page, controller.signal));
+		world.track(sending, tab.page);
+		await Promise.race([sending, new Promise(resolve => setTimeout(resolve, 2000))]);
+		world.track(intent.check().catch(() => undefined), tab.page);
+	} catch {
+		// As intent().
+	} finally {
+		// The faults no request met are taken back: they were this story's.
+		for (const one of lost) if (server.faults.includes(one)) server.faults.splice(server.faults.indexOf(one), 1);
+	}
+}));
+
 const workerCommand = trigger.map(what => command(`worker: ${what}`, async world => {
 	world.wake(what);
 }));
@@ -569,6 +624,10 @@ const commands: Array<fc.Arbitrary<Command>> = [
 	intentCommand,
 	sendCommand,
 	sendCommand,
+	// "Check whether it arrived": asks the server, often while the intent is still being sent somewhere.
+	checkCommand,
+	checkCommand,
+	lostThenCheckCommand,
 	fc.tuple(slot, scope).map(([at, where]) => command(`tab ${at}: abort(${where})`, async world => {
 		world.tabs[at]?.controllers.get(where)?.abort();
 	})),
@@ -629,6 +688,10 @@ const commands: Array<fc.Arbitrary<Command>> = [
 	fault.map(next => command(`fault ${JSON.stringify(next)}`, async () => {
 		server.faults.push(next);
 	})),
+	// The network down for a while before the server: a send runs out of attempts that never arrived.
+	fc.constant(command('faults: 6 × drop-before', async () => {
+		for (let index = 0; index < 6; index++) server.faults.push({type: 'drop-before'});
+	})),
 	fc.integer({min: 1, max: 40}).map(ms => command(`wait ${ms} ms`, async world => {
 		const open = world.pending.filter(entry => !entry.done).map(async entry => entry.promise);
 		await Promise.race([Promise.allSettled(open), new Promise(resolve => setTimeout(resolve, ms))]);
@@ -636,7 +699,7 @@ const commands: Array<fc.Arbitrary<Command>> = [
 ];
 
 let run = 0;
-const counts = {runs: 0, commands: 0, sends: 0, effects: 0, workers: 0, workerEvents: 0, delivered: 0};
+const counts = {runs: 0, commands: 0, sends: 0, effects: 0, workers: 0, workerEvents: 0, delivered: 0, checked: new Map<string, number>(), asked: 0};
 
 test(`${RUNS} runs of random tabs, a service worker, reloads, clocks, store failures and faults: never two keys for one action, nothing lost, every send settles`, async () => {
 	await fc.assert(fc.asyncProperty(fc.commands(commands, {maxCommands: 40, size: '+1', ...(process.env.SENDONCE_MODEL_REPLAY ? {replayPath: process.env.SENDONCE_MODEL_REPLAY} : {})}), async cmds => {
@@ -664,7 +727,7 @@ test(`${RUNS} runs of random tabs, a service worker, reloads, clocks, store fail
 			await world.check();
 			for (const [key, info] of world.keys) {
 				const done = worked.filter(worker => worker === key).length;
-				if (info.status === 'failed') expect(done, `${key} failed after the server did the work\n${world.story()}`).toBe(0);
+				if (info.status === 'failed' || info.status === 'not-sent') expect(done, `${key} ${info.status} after the server did the work\n${world.story()}`).toBe(0);
 				if (info.status === 'succeeded') expect(done, `${key} succeeded ${done} times\n${world.story()}`).toBe(1);
 			}
 
@@ -675,6 +738,8 @@ test(`${RUNS} runs of random tabs, a service worker, reloads, clocks, store fail
 			counts.workers += world.workers.started;
 			counts.workerEvents += world.workers.events;
 			counts.delivered += world.workers.delivered;
+			for (const [outcome, count] of world.checked) counts.checked.set(outcome, (counts.checked.get(outcome) ?? 0) + count);
+			counts.asked += server.requests.filter(request => request.headers['idempotency-check'] !== undefined).length;
 		} finally {
 			vi.useRealTimers();
 			for (const tab of world.tabs) if (tab) tab.page.dead = true;
@@ -683,5 +748,5 @@ test(`${RUNS} runs of random tabs, a service worker, reloads, clocks, store fail
 		}
 	}), {numRuns: RUNS, ...(process.env.SENDONCE_MODEL_SEED ? {seed: Number(process.env.SENDONCE_MODEL_SEED), path: process.env.SENDONCE_MODEL_PATH, endOnFailure: true} : {})});
 
-	console.log(`model: ${counts.runs} runs, ${counts.commands} commands, ${counts.sends} sends, resumes and worker events, ${counts.effects} effects; ${counts.workers} workers started, ${counts.workerEvents} worker events, ${counts.delivered} intents the worker delivered; no counterexample`);
+	console.log(`model: ${counts.runs} runs, ${counts.commands} commands, ${counts.sends} sends, resumes and worker events, ${counts.effects} effects; ${counts.workers} workers started, ${counts.workerEvents} worker events, ${counts.delivered} intents the worker delivered; ${counts.asked} checks reached the server; checks found ${[...counts.checked].map(([outcome, count]) => `${outcome} ${count}`).join(', ') || 'nothing'}; no counterexample`);
 }, 60_000 + (RUNS * 15_000));

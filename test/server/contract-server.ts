@@ -77,6 +77,12 @@ export interface ContractServerOptions {
 	 * fetch (undici) does not reuse a connection whose `Keep-Alive: timeout` is 1 s or less. @default 1000
 	 */
 	keepAliveTimeout?: number;
+	/**
+	 * Whether the server answers checks of a key (docs/server-contract.md), advertising it with
+	 * `Idempotency-TTL` on every keyed answer; its clock and the client's are one (`clockSkew: 0`).
+	 * @default false
+	 */
+	checks?: boolean;
 }
 
 /**
@@ -124,8 +130,9 @@ export class ContractServer {
 			renew: async (id, renewal) => keys.renew(id, renewal),
 			complete: async (id, completion) => keys.complete(id, completion),
 			release: async (id, release) => keys.release(id, release),
+			...options.checks ? {check: async (id: string, check: {from: number; ttl: number}) => keys.check!(id, check)} : {},
 		};
-		const once = idempotency({store, headerName: options.headerName ?? 'idempotency-key', retryAfter: options.conflictRetryAfter ?? 1});
+		const once = idempotency({store, headerName: options.headerName ?? 'idempotency-key', retryAfter: options.conflictRetryAfter ?? 1, ...options.checks ? {clockSkew: 0} : {}});
 		this.#api = once(async (request, {key}) => {
 			const pending = this.#pending.get(request)!;
 			pending.claimed();

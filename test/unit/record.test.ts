@@ -13,7 +13,7 @@ const zodSchema = z.object({
 	v: z.literal(1),
 	key: z.string().check(z.minLength(1)),
 	scope: z.string().check(z.minLength(1)),
-	state: z.enum(['pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired']),
+	state: z.enum(['pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired', 'not-sent']),
 	request: z.object({
 		url: z.string().check(z.minLength(1)),
 		method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
@@ -28,6 +28,7 @@ const zodSchema = z.object({
 	reason: z.optional(z.string()),
 	lastStatus: z.optional(z.int()),
 	lastError: z.optional(z.string()),
+	checks: z.optional(timestamp),
 	lease: z.optional(z.object({owner: z.string(), until: timestamp})),
 });
 

@@ -39,7 +39,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 	const [sent, setSent] = useStored<Draft | undefined>(SENT_KEY, undefined);
 	const [editing, setEditing] = useState(false);
 	const [afterClose, setAfterClose] = useState(deliversAfterClose);
-	const {state, attempts, key, result, mayHaveBeenSent, conflict, error, loading, send, retry, discard} = useIntent('contact-form');
+	const {state, attempts, key, result, mayHaveBeenSent, conflict, error, loading, checked, send, retry, discard, check} = useIntent('contact-form');
 	const busy = state === 'pending' || state === 'sending';
 	const undecided = state === 'unresolved' || state === 'expired';
 	// While the message may have been sent, the fields show its text and cannot change it, so
@@ -137,7 +137,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 			)}
 
 			{/* Once sent, a second press would be a second message: "Write another message" first. */}
-			{(!undecided || editing) && !conflict && state !== 'succeeded' && (
+			{(!undecided || editing) && !conflict && state !== 'succeeded' && state !== 'not-sent' && (
 				<button type="submit" className="primary" data-testid="send" disabled={busy || loading} aria-busy={busy}>
 					{busy ? messages.attempt(attempts) : messages.send}
 				</button>
@@ -176,6 +176,7 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 						<p className="key">
 							key {short(key)}, {attempts} {attempts === 1 ? 'attempt' : 'attempts'} so far
 						</p>
+						{checked !== undefined && checked !== 'checking' && <p data-testid="checked">{messages.checkFound(checked)}</p>}
 						{!editing && (
 							<div className="actions">
 								{state === 'unresolved' && (
@@ -183,12 +184,26 @@ export function ContactForm({onChange}: {onChange: () => void}) {
 										{messages.retry}
 									</button>
 								)}
+								<button type="button" data-testid="check" disabled={checked === 'checking'} onClick={() => void check()}>
+									{checked === 'checking' ? messages.checking : messages.check}
+								</button>
 								<button type="button" data-testid="send-as-new" onClick={() => sendAsNew(earlier)}>
 									{messages.sendAsNew}
 								</button>
 								{state === 'expired' && <button type="button" onClick={dismiss}>Dismiss</button>}
 							</div>
 						)}
+					</div>
+				)}
+
+				{state === 'not-sent' && (
+					<div className="note refused" role="alert" data-testid="not-sent">
+						<p><strong>{messages.notSent}</strong></p>
+						<p className="key">key {short(key)}: closed by the server, so a late copy of it does nothing</p>
+						<div className="actions">
+							<button type="button" className="primary" data-testid="send-now" onClick={() => sendAsNew(earlier)}>{messages.sendNow}</button>
+							<button type="button" onClick={startOver}>Write another message</button>
+						</div>
 					</div>
 				)}
 

@@ -2,7 +2,8 @@ import type {IntentResult, ResponseInfo} from '../types.js';
 import {SendOnceError} from './send-once-error.js';
 
 /**
- * The server refused the request for good (a 4xx on its first attempt): nothing happened. Thrown
+ * The server refused the request for good (a 4xx on its first attempt, or its key closed by a
+ * check, `result.status` `'not-sent'`): nothing happened. Thrown
  * where an integration must reject (TanStack Query's `mutationFn`); `fetch`-shaped integrations
  * return the 4xx `Response` instead, as `fetch` does.
  *
@@ -19,12 +20,12 @@ export class RequestRefusedError extends SendOnceError {
 	readonly response: ResponseInfo;
 	/** The parsed body of the refusal. */
 	readonly data: unknown;
-	readonly result: Extract<IntentResult, {status: 'failed'}>;
+	readonly result: Extract<IntentResult, {status: 'failed' | 'not-sent'}>;
 
-	constructor(result: Extract<IntentResult, {status: 'failed'}>) {
-		super('REQUEST_REFUSED', process.env.NODE_ENV !== 'production' ? `The server refused the request (${result.response.status}); nothing happened` : String(result.response.status));
+	constructor(result: Extract<IntentResult, {status: 'failed' | 'not-sent'}>) {
+		super('REQUEST_REFUSED', process.env.NODE_ENV !== 'production' ? `The server refused the request (${result.status === 'failed' ? result.response.status : 'its key was closed'}); nothing happened` : String(result.response.status));
 		this.response = result.response;
-		this.data = result.data;
+		this.data = 'data' in result ? result.data : undefined;
 		this.result = result;
 	}
 }
