@@ -271,7 +271,9 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 		serve,
 		// Pace the client while a slow delivery runs, so its retries outlast the work.
 		conflictRetryAfter: 1,
-		// "Check whether it arrived": the server answers a check of a key (the page and it share a clock).
+		// "Check whether it arrived": the server answers a check of a key. Its margin for the page's
+		// clock is 0 (one machine; the page says how old its key is by its own clock, too), so that a
+		// check closes a key made a moment after the demo started or forgot its keys.
 		checks: true,
 		faultFor: () => (down ? {type: 'error-before', status: 503} : undefined),
 		work(body) {

@@ -1,6 +1,7 @@
 import {randomKey} from './key.js';
 import type {Records} from './records.js';
-import type {IntentResult} from './types.js';
+import {isSettled} from './state.js';
+import type {IntentResult, IntentState} from './types.js';
 import {follow, sleep} from './wait.js';
 
 /** How long a lease holds without renewal, where Web Locks are missing. */
@@ -139,11 +140,13 @@ export class Coordinator {
 	/**
 	 * Waits until the tab holding `key` lets go. Resolves to its outcome when it said one,
 	 * else to undefined (it crashed, its lease went stale, or the record is gone): the caller
-	 * looks at the store and tries to claim again.
+	 * looks at the store and tries to claim again. An outcome heard before the wait counts only
+	 * when settled: someone holds the key now, so an `unresolved` heard earlier ended an earlier
+	 * send, and says nothing of this one.
 	 */
 	async waitForOwner(key: string, scope: string, signal: AbortSignal): Promise<IntentResult | undefined> {
 		const known = this.#received.get(key);
-		if (known) return known;
+		if (known && isSettled(known.status as IntentState)) return known;
 
 		const done = new AbortController();
 		const unfollow = follow(signal, done);

@@ -274,19 +274,21 @@ export class Intent<Data = unknown> {
 
 	/** What the server says of the intent, asked by the one tab that holds its claim. */
 	async #asked(): Promise<CheckResult> {
-		const {coordinator, records} = this.#ctx;
+		const {coordinator} = this.#ctx;
+		// Sent from this page now, or waiting to be: nothing to ask yet. (Taken in from the store as
+		// interrupted later on, it is asked about: no one sends it.)
+		if (this.#running || isResumable(this.state)) return {status: 'running', key: this.key};
 		for (;;) {
 			// Settled here, or by another tab and heard: nothing to ask.
 			if (this.#result && isSettled(this.#result.status as IntentState)) return this.#result as CheckResult;
 			const heard = coordinator.received(this.key);
 			if (heard && isSettled(heard.status as IntentState)) return await this.#adoptOutcome(heard) as CheckResult;
-			if (this.#running || (this.state !== 'unresolved' && this.state !== 'expired')) return {status: 'running', key: this.key};
 			const claim = await coordinator.claim(this.key, this.scope);
 			if (!claim) {
 				// Another tab sends or checks it: its outcome is this page's too. Unsettled there, ask here.
 				const outcome = await coordinator.waitForOwner(this.key, this.scope, new AbortController().signal);
 				if (outcome && isSettled(outcome.status as IntentState)) return await this.#adoptOutcome(outcome) as CheckResult;
-				// Gone from the store (cleared elsewhere), and kept by this page: no tab to share the question with.
+				// Still stored: claim it now. Gone (settled, replaced or cleared elsewhere): no tab to share the question with.
 				const taken = await this.#takenIn();
 				if (taken === undefined) continue;
 				return typeof taken == 'object' ? taken : this.#ask();
@@ -295,7 +297,15 @@ export class Intent<Data = unknown> {
 			this.#claim = claim;
 			try {
 				const taken = await this.#takenIn();
-				return typeof taken == 'object' ? taken : await this.#ask();
+				if (typeof taken == 'object') return taken;
+				const found = await this.#ask();
+				// Unsettled, and taken in as interrupted (a closed tab's send): nothing sends it from here.
+				if (isResumable(this.state)) {
+					this.#record = idle(this.#record, this.#detached, Date.now());
+					this.#publish();
+				}
+
+				return found;
 			} finally {
 				this.#claim = undefined;
 				const deleting = this.#deleting;
@@ -317,7 +327,8 @@ export class Intent<Data = unknown> {
 			const merged = await this.#headers();
 			// No body: a label for one (a JSON content type) makes some servers refuse to read none.
 			delete merged['content-type'];
-			merged[CHECK_HEADER] = `created=${this.createdAt}`;
+			// The age by this page's clock too: a clock that runs fast cannot make the key look newer than it is.
+			merged[CHECK_HEADER] = `created=${this.createdAt}, age=${Math.max(0, Date.now() - this.createdAt)}`;
 			return merged;
 		};
 
@@ -343,12 +354,12 @@ export class Intent<Data = unknown> {
 
 	/**
 	 * What the store holds for the intent, read now, as a check takes it: settled (a delivery's
-	 * note), or let go by this page (replaced or settled elsewhere, unheard), what to answer;
-	 * `true`, gone from the store and kept by this page: ask; undefined, still there.
+	 * note), what to answer; `true`, gone (settled, replaced or cleared elsewhere, unheard): ask the
+	 * server, which knows, whether or not this page keeps it; undefined, still there.
 	 */
 	async #takenIn(): Promise<CheckResult | true | undefined> {
 		const taken = await this.#takeIn(await this.#ctx.records.read(this.scope).catch(() => this.#record));
-		return taken && (isSettled(taken.status as IntentState) ? taken as CheckResult : this.#detached ? {status: 'unknown', key: this.key, reason: 'forgotten'} : true);
+		return taken && (isSettled(taken.status as IntentState) ? taken as CheckResult : true);
 	}
 
 	/** What an answer says of its server's checks: kept with the intent, and for the next ones. */

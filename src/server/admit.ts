@@ -16,7 +16,7 @@ export type Admission =
 	| {type: 'pass'}
 	| {type: 'refuse'; answer: Answer}
 	| {type: 'keyed'; key: string; id: string; fingerprint: string}
-	| {type: 'check'; key: string; id: string; created: number};
+	| {type: 'check'; key: string; id: string; created: number; age?: number | undefined};
 
 const PASS: Admission = {type: 'pass'};
 
@@ -56,9 +56,9 @@ async function scopeOf(settings: NormalizedOptions, native: unknown): Promise<st
  * is, so a user can ask about, and close, only their own keys.
  */
 async function admitCheck(settings: NormalizedOptions, request: Incoming<unknown>, key: string, header: string): Promise<Admission> {
-	const created = parseCheckHeader(header);
-	if (created === undefined) return {type: 'refuse', answer: problem(400, 'Malformed idempotency check', `The ${CHECK_HEADER} header is \`created=<the key's creation time, in milliseconds since 1970>\`.`)};
-	return {type: 'check', key, id: storageId(await scopeOf(settings, request.native), key), created};
+	const parsed = parseCheckHeader(header);
+	if (parsed === undefined) return {type: 'refuse', answer: problem(400, 'Malformed idempotency check', `The ${CHECK_HEADER} header is \`created=<the key's creation time, in milliseconds since 1970>\`, optionally followed by \`, age=<milliseconds since, by the client's clock>\`.`)};
+	return {type: 'check', key, id: storageId(await scopeOf(settings, request.native), key), ...parsed};
 }
 
 /** Reads the key, bounds and fingerprints the body, and finds the key's scope: in this order, each step only when the last allows it. */

@@ -10,12 +10,17 @@ export const CHECK_HEADER = 'idempotency-check';
 /** On every answer to a keyed request where the store answers checks: how long, in seconds, keys are kept. */
 export const TTL_HEADER = 'idempotency-ttl';
 
-const CREATED = /^\s*created=(\d{1,15})\s*$/;
+const CHECK = /^\s*created=(\d{1,15})\s*(?:[,;]\s*age=(\d{1,15})\s*)?$/;
 
-/** The check's `created=<epoch ms>`, or undefined when the header says anything else. */
-export function parseCheckHeader(value: string): number | undefined {
-	const match = CREATED.exec(value);
-	return match ? Number(match[1]) : undefined;
+/**
+ * The check's `created=<epoch ms>` and, where the client says it, `age=<ms>`: how long ago the key
+ * was made by the client's own clock, which a clock that is off by a constant does not change.
+ * Undefined when the header says anything else.
+ */
+export function parseCheckHeader(value: string): {created: number; age?: number} | undefined {
+	const match = CHECK.exec(value);
+	if (!match) return undefined;
+	return match[2] === undefined ? {created: Number(match[1])} : {created: Number(match[1]), age: Number(match[2])};
 }
 
 /** Whether the store can answer checks at all (a store without `check` answers every one `unknown`). */
@@ -64,11 +69,14 @@ export function checkAnswer(found: CheckResult, key: string, settings: Normalize
  * it where the store can prove no claim of it was ever made since the client made it. A store
  * that fails throws, as a claim does (the client keeps what it knew).
  */
-export async function checkFlow(settings: NormalizedOptions, request: {key: string; id: string; created: number}): Promise<Answer> {
+export async function checkFlow(settings: NormalizedOptions, request: {key: string; id: string; created: number; age?: number | undefined}): Promise<Answer> {
 	const {store, ttl, emit} = settings;
-	const from = request.created - settings.clockSkew;
+	const now = Date.now();
+	// The earlier of the two: a client clock that runs fast moves `created` later, never the age it
+	// measured; a clock set again since the key was made moves the age, never `created`.
+	const from = Math.min(request.created, request.age === undefined ? request.created : now - request.age) - settings.clockSkew;
 	// A key made in the future, even allowing for the client's clock: that clock is not to be believed.
-	const found: CheckResult = answersChecks(store) && from <= Date.now()
+	const found: CheckResult = answersChecks(store) && from <= now
 		? await store.check!(request.id, {from, ttl})
 		: {state: 'unknown'};
 	emit?.({type: 'checked', key: request.key, state: found.state});

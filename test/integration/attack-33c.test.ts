@@ -319,6 +319,36 @@ describe('races', () => {
 		expect(await a.store.list()).toEqual([]);
 	});
 
+	test('found (round d), fixed: a client that heard an earlier "unresolved" waits for the send running now and takes its outcome, instead of returning the old one at once', async () => {
+		const shared = sharedStore();
+		const a = setUp({store: shared()});
+		const b = setUp({store: shared()});
+		server.faults.push({type: 'drop-before'});
+		const intent = await a.client.intent('order', order('w1'));
+		// B listens, then hears A's first send end unresolved.
+		const other = (await b.client.get('order'))!;
+		expect((await intent.send()).status).toBe('unresolved');
+		// A's Retry: the server holds the work while B's user presses Retry too.
+		let finish!: () => void;
+		server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
+			finish = resolve;
+		})});
+		const retried = intent.send();
+		await expect.poll(() => server.inFlight).toBe(1);
+		let settled = false;
+		const joined = other.send().then(result => {
+			settled = true;
+			return result;
+		});
+		// Turns of the event loop, no time: the old outcome would have been taken by now.
+		for (let turn = 0; turn < 50; turn++) await new Promise<void>(resolve => setImmediate(resolve));
+		expect(settled).toBe(false);
+		finish();
+		expect((await retried).status).toBe('succeeded');
+		expect((await joined).status).toBe('succeeded');
+		expect(server.totalEffects).toBe(1);
+	});
+
 	test('held: a second client on a shared store checks while the first sends (held on the server): running or the send\'s outcome, never not-sent', async () => {
 		let finish!: () => void;
 		const held = new Promise<void>(resolve => {

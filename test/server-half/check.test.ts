@@ -150,6 +150,8 @@ describe('a check of a key', () => {
 		['a word', 'soon'],
 		['a negative time', 'created=-5'],
 		['a time with a fraction', 'created=1.5'],
+		['an age that is not a number', 'created=5, age=soon'],
+		['an unknown field', 'created=5, when=6'],
 	])('%s gets 400 problem+json and closes nothing', async (_, header) => {
 		const {handle, runs} = route();
 		const response = await handle(check('k9', header));
@@ -157,6 +159,31 @@ describe('a check of a key', () => {
 		expect(await response.json()).toMatchObject({title: 'Malformed idempotency check'});
 		expect((await handle(original('k9'))).status).toBe(201);
 		expect(runs).toEqual(['k9']);
+	});
+
+	test('a client clock that runs fast: `age` (by that clock) says the key is older than `created` does, and the earlier one is believed', async () => {
+		// Each key ran, then the store forgot its claims (a restart); the client's clock runs 3 s fast.
+		const store = memoryKeyStore();
+		const {handle, runs} = route({store, clockSkew: 0});
+		for (const key of ['k14', 'k17']) await handle(original(key));
+		store.clear();
+		const made = Date.now() - 3000;
+		// By `created` alone the keys look made after the store forgot: one with it alone is closed,
+		// which `clockSkew` is there to prevent (a client running fast by more than it is not believed)…
+		expect(state(await handle(check('k14', `created=${made + 3000}`)))).toBe('closed');
+		// …and `age`, measured by the same clock, prevents whatever the skew.
+		expect(state(await handle(check('k17', `created=${made + 3000}, age=${Date.now() - made}`)))).toBe('unknown');
+		expect((await handle(original('k17'))).status).toBe(201);
+		expect(runs).toEqual(['k14', 'k17', 'k17']);
+	});
+
+	test('`created` and `age` together, `,` or `;` between them, close a key made after the store began, as `created` alone does', async () => {
+		const {handle, runs} = route({clockSkew: 0});
+		const created = Date.now() - 5000;
+		expect(state(await handle(check('k15', `created=${created}, age=5000`)))).toBe('closed');
+		expect(state(await handle(check('k16', `created=${created};age=5000`)))).toBe('closed');
+		expect((await handle(original('k15'))).status).toBe(410);
+		expect(runs).toEqual([]);
 	});
 
 	test('a malformed key gets 400, as any request with it does', async () => {

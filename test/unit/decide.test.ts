@@ -15,7 +15,7 @@ import type {IntentState} from '../../src/index.js';
  * - a settled record (the worker's note) is only ever deleted;
  * - what is stored is a move of the state machine from what was stored, or the outcome heard.
  */
-const STATES: IntentState[] = ['pending', 'sending', 'unresolved', 'expired', 'succeeded', 'failed'];
+const STATES: IntentState[] = ['pending', 'sending', 'unresolved', 'expired', 'succeeded', 'failed', 'not-sent'];
 const state = fc.constantFrom(...STATES);
 
 function record(key: string, state: IntentState, attempts: number): IntentRecord {
@@ -32,8 +32,10 @@ const write: fc.Arbitrary<Write> = fc.oneof(
 		{type: 'move', action: {type: 'expire', at: 1}},
 		{type: 'move', action: {type: 'wait', at: 1}},
 		{type: 'move', action: {type: 'settle', state: 'failed', at: 1}},
+		// What a check found (issue 33), or a send whose key a check closed: marked where the delete failed.
+		{type: 'move', action: {type: 'settle', state: 'not-sent', at: 1}},
 	),
-	fc.tuple(fc.constantFrom<IntentState>('succeeded', 'failed', 'unresolved', 'expired'), fc.integer({min: 0, max: 4})).map(([at, attempts]) => ({type: 'heard' as const, action: {type: 'observe' as const, state: at, attempts, at: 1}})),
+	fc.tuple(fc.constantFrom<IntentState>('succeeded', 'failed', 'unresolved', 'expired', 'not-sent'), fc.integer({min: 0, max: 4})).map(([at, attempts]) => ({type: 'heard' as const, action: {type: 'observe' as const, state: at, attempts, at: 1}})),
 	fc.record({type: fc.constant('forget' as const), unsent: fc.boolean()}),
 );
 
@@ -65,6 +67,8 @@ test('decide keeps its rules for every stored record, page copy and write', () =
 		}
 
 		expect(isSettled(before.state), `${change.type} wrote over a settled record`).toBe(false);
+		// A page stores "not sent" only over an intent whose outcome was unknown, or one being sent (whose send met the closed key).
+		if (change.type === 'move' && next.state === 'not-sent') expect(['unresolved', 'expired', 'sending']).toContain(before.state);
 		if (change.type === 'withdraw') expect(before.attempts).toBe(copy.attempts);
 		else expect(next.attempts).toBeGreaterThanOrEqual(before.attempts);
 		if (change.type === 'attempt') expect(next).toMatchObject({state: 'sending', attempts: before.attempts + 1});

@@ -1,6 +1,6 @@
 import {describe, expect, test} from 'vitest';
 import type {IntentRecord} from '../../src/core/record.js';
-import {reduce} from '../../src/core/state.js';
+import {canMove, isSettled, mayHaveBeenSent, reduce} from '../../src/core/state.js';
 
 const record = (state: IntentRecord['state'], attempts = 1): IntentRecord => ({
 	v: 1, key: 'k-1', scope: 'checkout', state, request: {url: 'https://api.test/orders', method: 'POST', headers: {}},
@@ -14,6 +14,26 @@ describe('an outcome another sender reports (observe)', () => {
 
 	test.each(['succeeded', 'failed'] as const)('never overrides the server\'s own answer (%s)', state => {
 		expect(() => reduce(record(state), {type: 'observe', state: 'unresolved', attempts: 3, cause: {reason: 'exhausted'}, at: 5})).toThrow(`sendonce: a ${state} intent cannot change`);
+	});
+});
+
+describe('what a check found (issue 33)', () => {
+	test.each(['unresolved', 'expired'] as const)('settles an intent whose outcome was unknown (%s): succeeded, failed or not-sent', from => {
+		for (const to of ['succeeded', 'failed', 'not-sent'] as const) {
+			expect(canMove(from, to)).toBe(true);
+			expect(reduce(record(from, 2), {type: 'settle', state: to, at: 5})).toMatchObject({state: to, attempts: 2, updatedAt: 5});
+		}
+	});
+
+	test('not-sent is settled, never sent again, never "may have been sent", and nothing moves it', () => {
+		expect(isSettled('not-sent')).toBe(true);
+		expect(mayHaveBeenSent('not-sent', 3)).toBe(false);
+		for (const to of ['pending', 'sending', 'succeeded', 'failed', 'unresolved', 'expired'] as const) expect(canMove('not-sent', to)).toBe(false);
+		expect(() => reduce(record('not-sent'), {type: 'observe', state: 'succeeded', attempts: 2, at: 5})).toThrow('sendonce: a not-sent intent cannot change');
+	});
+
+	test('an intent never sent, or one waiting for the network, is not settled by a check: pending moves to no outcome', () => {
+		for (const to of ['succeeded', 'failed', 'not-sent'] as const) expect(canMove('pending', to)).toBe(false);
 	});
 });
 
