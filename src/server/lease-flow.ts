@@ -7,6 +7,7 @@ import {keepLease} from './lease.js';
 import {LeaseLostError} from './lease-lost-error.js';
 import type {NormalizedOptions} from './options.js';
 import {releases} from './release-rule.js';
+import {downstreamKeys} from './downstream-key.js';
 
 /**
  * What a handler is given in lease mode besides the request: the key; the claim's fence, a
@@ -23,12 +24,20 @@ export interface LeaseContext<Required extends boolean = boolean> {
 	key: Required extends true ? string : string | undefined;
 	fence: Required extends true ? number : number | undefined;
 	signal: AbortSignal;
+	/**
+	 * A key for one call this handler makes to another service (`idempotencyKey` of a payment API, an
+	 * email's Message-ID), the same in every run of this request's key, one per `name`, scoped to the
+	 * caller and the route; never the raw key. Undefined for a request without a key.
+	 * @example
+	 * const charge = await stripe.paymentIntents.create(params, {idempotencyKey: ctx.downstreamKey('charge')});
+	 */
+	downstreamKey: Required extends true ? (name: string) => string : ((name: string) => string) | undefined;
 }
 
 /** The context of a request that runs without a key: a signal of its own, never aborted. */
 export function unkeyedLeaseContext(): LeaseContext<false> {
 	let signal: AbortSignal | undefined;
-	return lazySignal({key: undefined, fence: undefined}, () => (signal ??= new AbortController().signal));
+	return lazySignal({key: undefined, fence: undefined, downstreamKey: undefined}, () => (signal ??= new AbortController().signal));
 }
 
 /**
@@ -100,7 +109,7 @@ export async function leaseFlow(
 	try {
 		let answer: Answer;
 		try {
-			answer = await untilAnswered(run(lazySignal({key, fence}, () => held.signal)), hangUp(), settings.hangUpWait);
+			answer = await untilAnswered(run(lazySignal({key, fence, downstreamKey: downstreamKeys(id, request.fingerprint)}, () => held.signal)), hangUp(), settings.hangUpWait);
 		} catch (error) {
 			// The handler is told (its signal aborts) that its claim is given up.
 			held.stop(error instanceof AnswerAbandonedError ? error : undefined);

@@ -6,6 +6,7 @@ import {untilAnswered, type HangUp} from './hang-up.js';
 import type {NormalizedOptions} from './options.js';
 import {releases} from './release-rule.js';
 import type {TransactionalKeyStore} from './transactional-store.js';
+import {downstreamKeys} from './downstream-key.js';
 
 /**
  * What a handler is given with a transactional store besides the request: the key (undefined
@@ -22,6 +23,12 @@ import type {TransactionalKeyStore} from './transactional-store.js';
 export interface TransactionContext<Tx, Required extends boolean = boolean> {
 	key: Required extends true ? string : string | undefined;
 	tx: Tx;
+	/**
+	 * A key for one call this handler makes to another service, the same in every run of this
+	 * request's key, one per `name`, scoped to the caller and the route; never the raw key (see
+	 * `LeaseContext.downstreamKey`). Undefined for a request without a key.
+	 */
+	downstreamKey: Required extends true ? (name: string) => string : ((name: string) => string) | undefined;
 }
 
 /**
@@ -55,7 +62,7 @@ export async function transactionFlow<Tx>(
 			if (request) emit?.({type: 'claimed', key: request.key});
 			let answer: Answer;
 			try {
-				answer = await untilAnswered(run({key: request?.key, tx}), hangUp(), settings.hangUpWait);
+				answer = await untilAnswered(run({key: request?.key, tx, downstreamKey: request && downstreamKeys(request.id, request.fingerprint)}), hangUp(), settings.hangUpWait);
 			} catch (error) {
 				outcome = {type: 'released', reason: error instanceof AnswerAbandonedError ? 'hang-up' : 'throw'};
 				throw error;

@@ -6,17 +6,11 @@
  * instead of an outcome heard earlier; a check that takes in a closed tab's `sending` record leaves
  * the page showing it unresolved; a check whose record vanished asks the server instead of guessing.
  * The sleeps that remain let real time pass where the server's clock must (no fake timer reaches it),
- * or give a tab the time to misbehave (spin, or hear an outcome).
+ * or give a tab the time to misbehave (spin, or hear an outcome). The same attack's tests of the
+ * demo's form are in demo.test.ts ("the React form under a second attack"), which builds it once.
  */
-import {mkdtemp, rm} from 'node:fs/promises';
-import {tmpdir} from 'node:os';
-import {join} from 'node:path';
-import {fileURLToPath} from 'node:url';
 import type {Page} from 'playwright-core';
-import {build} from 'vite';
-import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
-import {startDemoServer, type DemoServer} from '../../examples/server/demo-server.js';
-import {messages} from '../../src/bindings/react.js';
+import {describe, expect, test} from 'vitest';
 import {openPage, useSite} from './harness.js';
 
 /** While set, a check (a keyed request without a body) waits here before the server reads it. */
@@ -102,7 +96,7 @@ const stateIn = async (page: Page) => page.evaluate(() => window.attack.intent?.
 const checksSeen = () => site.server.requests.filter(request => request.headers['idempotency-check'] !== undefined).length;
 
 describe('clock skew between page and server (the demo\'s and the contract server\'s clockSkew: 0)', () => {
-	test.each([0, 3000])('page clock %i ms fast, the order delivered and its reply lost, then the server forgets its keys (a restart of its memory store): a check must not say "not sent"', async skew => {
+	test.each([1500])('page clock %i ms fast, the order delivered and its reply lost, then the server forgets its keys (a restart of its memory store): a check must not say "not sent"', async skew => {
 		const page = await openPage(site.context, site.server);
 		if (skew) {
 			await page.evaluate(skew => {
@@ -187,10 +181,13 @@ describe('a check that finds the record `sending` (a tab closed in the middle of
 		// The second tab's user presses "Check whether it arrived"; the server cannot be reached.
 		site.server.faults.push({type: 'error-before', status: 503});
 		const found = await check(second);
-		// `unknown` (no-answer), or `running` where the closed tab's lock was not yet let go: nothing settled.
-		expect(['unknown', 'running']).toContain(found.status);
+		// `unknown` (no-answer), or `running` where the closed tab's lock was not yet let go: nothing
+		// settled. Or `succeeded`, where Chromium resent the Retry's request on its own as the tab went
+		// (a kept-alive connection dropped) and the work was done: the check found it, rightly.
+		expect(['unknown', 'running', 'succeeded']).toContain(found.status);
+		expect(site.server.totalEffects).toBe(found.status === 'succeeded' ? 1 : 0);
 		// It shows what the user can act on (unresolved: Retry, Check); the store keeps it for resume().
-		expect(await stateIn(second)).toBe('unresolved');
+		expect(await stateIn(second)).toBe(found.status === 'succeeded' ? 'succeeded' : 'unresolved');
 	});
 });
 
@@ -280,132 +277,5 @@ describe('tabs without Web Locks (a lease in the IndexedDB record)', () => {
 		expect([settledA, b]).toContain(b);
 		expect(settledA).toBe(b);
 		expect(site.server.totalEffects).toBe(b === 'succeeded' ? 1 : 0);
-	});
-});
-
-/* ---------- The React demo form (examples/react-form), built and served as `npm run demo` does. ---------- */
-
-describe('the React demo form', () => {
-	let dist: string;
-	let root: string;
-	let demo: DemoServer | undefined;
-
-	beforeAll(async () => {
-		root = await mkdtemp(join(tmpdir(), 'sendonce-attack-33d-'));
-		dist = join(root, 'react');
-		const nodeEnv = process.env.NODE_ENV;
-		process.env.NODE_ENV = 'production';
-		try {
-			await build({configFile: fileURLToPath(new URL('../../examples/react-form/vite.config.ts', import.meta.url)), logLevel: 'warn', build: {outDir: dist, emptyOutDir: true, sourcemap: false}});
-		} finally {
-			process.env.NODE_ENV = nodeEnv;
-		}
-	}, 90_000);
-	afterAll(async () => {
-		if (root) await rm(root, {recursive: true, force: true});
-	});
-	afterEach(async () => {
-		await demo?.close();
-		demo = undefined;
-	});
-
-	async function openDemo(init?: () => void): Promise<Page> {
-		demo ??= await startDemoServer({port: 0, root: dist});
-		const page = await site.context.newPage();
-		if (init) await page.addInitScript(init);
-		await page.goto(`${demo.url}/?fast`);
-		await expect.poll(async () => page.getByTestId('delivered-count').textContent(), {timeout: 5000}).not.toBe('–');
-		return page;
-	}
-
-	const stateOf = async (page: Page) => page.getByTestId('outcome').getAttribute('data-state');
-	const reaches = async (page: Page, state: string, timeout = 10_000) => expect.poll(async () => stateOf(page), {timeout}).toBe(state);
-	const chaos = async (action: string) => fetch(`${demo!.url}/demo/chaos`, {method: 'POST', body: JSON.stringify({action})});
-
-	async function fill(page: Page): Promise<void> {
-		await page.getByLabel('Name', {exact: true}).fill('Ada Lovelace');
-		await page.getByLabel('Email', {exact: true}).fill('ada@example.com');
-		await page.getByLabel('Message', {exact: true}).fill('The notes, please.');
-	}
-
-	/** Send, with the request (`lose-request`) or its reply (`lose-reply`) lost and the server down after. */
-	async function unresolvedIn(page: Page, lost: 'lose-request' | 'lose-reply'): Promise<void> {
-		await fill(page);
-		await chaos(lost);
-		await chaos('down');
-		await page.getByTestId('send').click();
-		await reaches(page, 'unresolved');
-	}
-
-	test('page clock 1.5 s fast (the demo server\'s clockSkew is 0): reply lost, "Forget the stored keys", Check must not say "not sent" for the delivered email', async () => {
-		const page = await openDemo(() => {
-			const real = Date.now;
-			Date.now = () => real() + 1500;
-		});
-		await unresolvedIn(page, 'lose-reply');
-		expect(demo!.api.totalEffects).toBe(1);
-		await page.getByTestId('chaos-forget-keys').click();
-		await chaos('up');
-		// Until the server's clock passes the page's `createdAt`, a server reading `created` alone refuses to judge.
-		await sleep(1700);
-		await page.getByTestId('check').click();
-		await expect.poll(async () => page.getByTestId('check').count().then(async count => (count ? page.getByTestId('check').textContent() : 'gone'))).not.toBe(messages.checking);
-		const state = await stateOf(page);
-		if (state === 'not-sent') {
-			// What the user is offered next delivers the same email a second time.
-			await page.getByTestId('send-now').click();
-			await reaches(page, 'succeeded');
-		}
-
-		expect({state, delivered: demo!.api.totalEffects}).toEqual({state: 'unresolved', delivered: 1});
-	});
-
-	test('two tabs: the first closed in the middle of its Retry, the second presses Check while the server is down: the second must not be left on "Sending…" with no button', async () => {
-		const first = await openDemo();
-		await unresolvedIn(first, 'lose-request');
-		const second = await openDemo();
-		await reaches(second, 'unresolved');
-		// The first tab's Retry: its attempts fail (server down) and it waits between them; then it is closed.
-		const before = demo!.api.requests.length;
-		await first.getByTestId('retry').click();
-		await expect.poll(() => demo!.api.requests.length).toBeGreaterThan(before);
-		await first.close();
-
-		await second.getByTestId('check').click();
-		await expect.poll(async () => second.getByTestId('checked').count(), {timeout: 10_000}).toBe(1);
-		// "Sending…" is only true while something sends: here nothing does. Retry and Check are offered.
-		expect(await stateOf(second)).toBe('unresolved');
-		expect(await second.getByTestId('retry').count()).toBe(1);
-	});
-
-	test.each([
-		['Check then Retry', ['check', 'retry']],
-		['Retry then Check', ['retry', 'check']],
-		['Check twice', ['check', 'check']],
-		['Check, Retry, Check', ['check', 'retry', 'check']],
-	])('%s in quick succession (server up, request lost earlier): one outcome, no "Checking…" left, at most one email', async (_, presses) => {
-		const page = await openDemo();
-		await unresolvedIn(page, 'lose-request');
-		await chaos('up');
-		await page.evaluate(presses => {
-			for (const id of presses) (document.querySelector(`[data-testid="${id}"]`) as HTMLButtonElement | null)?.click();
-		}, presses);
-		await expect.poll(async () => ['succeeded', 'not-sent'].includes(String(await stateOf(page))), {timeout: 10_000}).toBe(true);
-		const state = await stateOf(page);
-		expect(demo!.api.totalEffects).toBe(state === 'succeeded' ? 1 : 0);
-		expect(await page.getByText(messages.checking).count()).toBe(0);
-	});
-
-	test('Retry pressed, then Check while the send runs (server down): once the send ends unresolved, the form must not still say the server is working on it', async () => {
-		const page = await openDemo();
-		await unresolvedIn(page, 'lose-request');
-		await page.evaluate(() => {
-			(document.querySelector('[data-testid="retry"]') as HTMLButtonElement).click();
-			(document.querySelector('[data-testid="check"]') as HTMLButtonElement).click();
-		});
-		await reaches(page, 'unresolved', 15_000);
-		await expect.poll(async () => page.getByText(messages.checking).count()).toBe(0);
-		const said = await page.getByTestId('checked').count() ? await page.getByTestId('checked').textContent() : undefined;
-		expect(said).not.toBe(messages.checkFound({status: 'running', key: ''}));
 	});
 });

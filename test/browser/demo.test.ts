@@ -582,19 +582,6 @@ async function lostThenDown(page: Page): Promise<string> {
 }
 
 describe.each(EXAMPLES)('the %s form: "Check whether it arrived" (issue 33)', example => {
-	test('the reply lost after the work, the server down, then up: Check shows "sent" with the stored answer, and the server delivered one email', async () => {
-		const {page, key} = await deliveredThenDown(example);
-		await serverDown(page, false);
-		await page.getByTestId('check').click();
-		expect(await reaches(page, 'succeeded')).toBe(key);
-		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
-		expect(demo.api.totalEffects).toBe(1);
-		expect(distinctKeys()).toEqual([key]);
-		// The check carried the key and no body.
-		const checks = demo.api.requests.filter(request => request.headers['idempotency-check'] !== undefined);
-		expect(checks.map(({key, body}) => ({key, body}))).toEqual([{key, body: ''}]);
-	});
-
 	test('the request lost before the server, the server down, then up: Check shows "not sent"; the original delivered late is refused; "Send it now" delivers one email under a new key', async () => {
 		const page = await openDemo(FAST, example);
 		const key = await lostThenDown(page);
@@ -629,9 +616,24 @@ describe.each(EXAMPLES)('the %s form: "Check whether it arrived" (issue 33)', ex
 		expect(demo.api.totalEffects).toBe(1);
 		expect(new Set(demo.api.requests.filter(request => request.body !== '').map(request => request.body))).toEqual(new Set([BODY]));
 	});
+});
+
+describe('the React form: "Check whether it arrived", further (issue 33)', () => {
+	test('the reply lost after the work, the server down, then up: Check shows "sent" with the stored answer, and the server delivered one email', async () => {
+		const {page, key} = await deliveredThenDown();
+		await serverDown(page, false);
+		await page.getByTestId('check').click();
+		expect(await reaches(page, 'succeeded')).toBe(key);
+		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+		expect(demo.api.totalEffects).toBe(1);
+		expect(distinctKeys()).toEqual([key]);
+		// The check carried the key and no body.
+		const checks = demo.api.requests.filter(request => request.headers['idempotency-check'] !== undefined);
+		expect(checks.map(({key, body}) => ({key, body}))).toEqual([{key, body: ''}]);
+	});
 
 	test('Check while the server is still down: it cannot tell, says so, and Retry still works afterwards', async () => {
-		const {page, key} = await deliveredThenDown(example);
+		const {page, key} = await deliveredThenDown();
 		await page.getByTestId('check').click();
 		await expect.poll(async () => page.getByTestId('checked').textContent()).toBe(messages.checkFound({status: 'unknown', key, reason: 'no-answer'}));
 		expect(await stateOf(page)).toBe('unresolved');
@@ -660,6 +662,71 @@ describe('two tabs of the React form: one checks while the other retries (issue 
 		expect(demo.api.totalEffects).toBe(outcome === 'succeeded' ? 1 : 0);
 		if (lost === 'lost reply') expect(outcome).toBe('succeeded');
 		expect(distinctKeys()).toEqual([key]);
+	});
+});
+
+describe('the React form under a second attack (issue 33, test/browser/attack-33d.test.ts)', () => {
+	test('page clock 1.5 s fast (the demo server allows no clock margin): reply lost, "Forget the stored keys", Check never says "not sent" for the delivered email', async () => {
+		await context.addInitScript(() => {
+			const real = Date.now;
+			Date.now = () => real() + 1500;
+		});
+		const {page} = await deliveredThenDown();
+		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+		await page.getByTestId('chaos-forget-keys').click();
+		await serverDown(page, false);
+		// Until the server's clock passes the page's `createdAt`, a server reading `created` alone would not judge.
+		await new Promise(resolve => setTimeout(resolve, 1700));
+		await page.getByTestId('check').click();
+		await expect.poll(async () => page.getByTestId('checked').count()).toBe(1);
+		expect(await stateOf(page)).toBe('unresolved');
+		expect(demo.api.totalEffects).toBe(1);
+	});
+
+	test('two tabs: the first closed in the middle of its Retry, the second presses Check while the server is down: it shows Retry and Check, not "Sending…"', async () => {
+		const first = await openDemo(FAST);
+		await lostThenDown(first);
+		const second = await context.newPage();
+		second.on('pageerror', error => pageErrors.push(error));
+		await second.goto(`${demo.url}/${FAST}`);
+		await reaches(second, 'unresolved');
+		const before = demo.api.requests.length;
+		await first.getByTestId('retry').click();
+		await expect.poll(() => demo.api.requests.length).toBeGreaterThan(before);
+		await first.close();
+
+		await second.getByTestId('check').click();
+		await expect.poll(async () => second.getByTestId('checked').count(), {timeout: 10_000}).toBe(1);
+		expect(await stateOf(second)).toBe('unresolved');
+		expect(await second.getByTestId('retry').count()).toBe(1);
+	});
+
+	test.each([
+		['Check then Retry', ['check', 'retry']],
+		['Retry then Check', ['retry', 'check']],
+	])('%s in quick succession, the server up after a lost request: one outcome, no "Checking…" left, at most one email', async (_, presses) => {
+		const page = await openDemo(FAST);
+		await lostThenDown(page);
+		await serverDown(page, false);
+		await page.evaluate(ids => {
+			for (const id of ids) (document.querySelector(`[data-testid="${id}"]`) as HTMLButtonElement | null)?.click();
+		}, presses);
+		await expect.poll(async () => ['succeeded', 'not-sent'].includes(String(await stateOf(page))), {timeout: 10_000}).toBe(true);
+		expect(demo.api.totalEffects).toBe(await stateOf(page) === 'succeeded' ? 1 : 0);
+		expect(await page.getByText(messages.checking).count()).toBe(0);
+	});
+
+	test('Retry, then Check while that send runs (server down): once it ends unresolved, the form does not say the server is still working on it', async () => {
+		const page = await openDemo(FAST);
+		const key = await lostThenDown(page);
+		await page.evaluate(() => {
+			(document.querySelector('[data-testid="retry"]') as HTMLButtonElement).click();
+			(document.querySelector('[data-testid="check"]') as HTMLButtonElement).click();
+		});
+		await reaches(page, 'unresolved', 15_000);
+		await expect.poll(async () => page.getByText(messages.checking).count()).toBe(0);
+		const said = await page.getByTestId('checked').count() ? await page.getByTestId('checked').textContent() : undefined;
+		expect(said).not.toBe(messages.checkFound({status: 'running', key}));
 	});
 });
 

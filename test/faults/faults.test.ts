@@ -11,9 +11,9 @@ const combinations: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient'
 	// Issue 30: connections cut right after a command went out, the client at its defaults
 	// (node-redis, which pairs some replies with the wrong commands after a cut, in test:faults).
 	{mode: 'lease', store: 'redis', redisClient: 'ioredis', play: 'cuts'},
-	// Issue 33: the client checks instead of retrying; a check's "not sent" must stay true.
+	// Issue 33: the client checks instead of retrying; a check's "not sent" must stay true (every
+	// mode and store in `npm run test:faults`).
 	{mode: 'lease', store: 'redis', check: true},
-	{mode: 'transactional', store: 'postgres', check: true},
 ];
 
 describe.skipIf(inject('redisUrl') === null || inject('databaseUrl') === null)('under SIGKILLs, store faults and a faulty network', () => {
@@ -23,8 +23,8 @@ describe.skipIf(inject('redisUrl') === null || inject('databaseUrl') === null)('
 			: combination.check ? 'no order a check called "not sent" takes effect, and none the client saw succeed is lost'
 				: combination.mode === 'transactional' ? 'no order takes effect twice, and none the client saw succeed is lost' : 'every order that takes effect twice is reported as a lost lease, and none the client saw succeed is lost';
 		test(`${name}: ${promise}`, async () => {
-			// Cuts alone, and checks, need less time to meet every kind of command, or to settle orders both ways.
-			const result = await runFaults({...combination, seconds: combination.play === 'cuts' || combination.check ? Math.ceil(seconds / 2) : seconds, redisUrl: inject('redisUrl')!, databaseUrl: inject('databaseUrl')!});
+			// Cuts alone need less time to meet every kind of command; checks, to settle orders both ways.
+			const result = await runFaults({...combination, seconds: combination.check ? Math.ceil(seconds / 4) : combination.play === 'cuts' ? Math.ceil(seconds / 2) : seconds, redisUrl: inject('redisUrl')!, databaseUrl: inject('databaseUrl')!});
 			console.log(table([result]));
 			for (const verdict of verdicts(result)) expect.soft(verdict.passed, verdict.name).toBe(true);
 		}, (seconds + 90) * 1000);

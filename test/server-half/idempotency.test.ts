@@ -397,7 +397,7 @@ describe('lease mode and the pre-steps, as a hostile review tried them', () => {
 		});
 		const answer = await handle(request(key));
 		expect(answer.status).toBe(201);
-		expect(await answer.json()).toEqual({same: true, keys: ['key', 'fence', 'signal']});
+		expect(await answer.json()).toEqual({same: true, keys: ['key', 'fence', 'downstreamKey', 'signal']});
 	});
 
 	test('a claim that came back slowly is renewed at once: its signal stays whole while its lease does', async () => {
