@@ -61,7 +61,7 @@ export async function submit(form: Record<string, string>) {
  * field, `json` with `body`, a `window` or `timeout` no timer can hold): 0.13 KiB back; the core's
  * budget goes up with it. Issue 33's `intent.check()` (ask the server what became of an intent,
  * settle it `not-sent` where the server proved it never ran, learn from its answers which servers
- * answer checks, one asker per key across tabs) cost 1.15 KiB of the contact form and 0.16 KiB of
+ * answer checks, one asker per key across tabs) cost 1.09 KiB of the contact form and 0.16 KiB of
  * each form binding (its messages and `checked`): a method of the intent, so every contact form
  * pays for it, as it does for `discard()`.
  */

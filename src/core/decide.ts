@@ -30,14 +30,16 @@ export type Write =
  *   only by the user's own press (`rewrite`);
  * - attempts never go down in the store: one it counted may have reached the server;
  * - a settled record (the service worker's note of a delivery) is never written over;
- * - every state change is a move of the intent's state machine (`reduce`), from the stored state.
+ * - every state change is a move of the intent's state machine (`reduce`), from the stored state;
+ * - what the page learned of the server's checks (`checks`, from an answer) goes with its write-ahead.
  */
 export function decide(stored: IntentRecord | undefined, page: IntentRecord, write: Write, now: number): IntentRecord | null | undefined {
 	if (write.type === 'attempt') {
 		const record = stored ?? (write.rewrite ? page : undefined);
 		if (record?.key !== page.key || !canMove(record.state, 'sending') || (write.resume && !isResumable(record.state))) return undefined;
 		const {lease: _, ...current} = record;
-		return reduce(current, {type: 'attempt', at: now});
+		const checks = page.checks ?? current.checks;
+		return reduce(checks === undefined ? current : {...current, checks}, {type: 'attempt', at: now});
 	}
 
 	if (stored?.key !== page.key) return undefined;

@@ -294,8 +294,7 @@ export class Intent<Data = unknown> {
 				return typeof taken == 'object' ? taken : this.#ask();
 			}
 
-			this.#claim = claim;
-			try {
+			return this.#holding(claim, async () => {
 				const taken = await this.#takenIn();
 				if (typeof taken == 'object') return taken;
 				const found = await this.#ask();
@@ -306,13 +305,24 @@ export class Intent<Data = unknown> {
 				}
 
 				return found;
-			} finally {
-				this.#claim = undefined;
-				const deleting = this.#deleting;
-				this.#deleting = undefined;
-				if (deleting) void deleting.then(async () => claim.release());
-				else await claim.release();
-			}
+			});
+		}
+	}
+
+	/**
+	 * Runs `work` with `claim` as this tab's, and gives the claim back however `work` ends: once a
+	 * settled record is deleted, so that no other tab takes it up before.
+	 */
+	async #holding<T>(claim: Claim, work: () => Promise<T>): Promise<T> {
+		this.#claim = claim;
+		try {
+			return await work();
+		} finally {
+			this.#claim = undefined;
+			const deleting = this.#deleting;
+			this.#deleting = undefined;
+			if (deleting) void deleting.then(async () => claim.release());
+			else await claim.release();
 		}
 	}
 
@@ -542,29 +552,11 @@ export class Intent<Data = unknown> {
 			if (signal.aborted) {
 				// Without the claim, the record is another tab's to write: report, store nothing.
 				if (!claim) return await this.#unresolve('aborted', undefined, false);
-				this.#claim = claim;
-				try {
-					return await this.#unresolve('aborted', undefined);
-				} finally {
-					this.#claim = undefined;
-					await claim.release();
-				}
+				return await this.#holding(claim, async () => this.#unresolve('aborted', undefined));
 			}
 
 			if (claim) {
-				this.#claim = claim;
-				let result: Awaited<ReturnType<Intent['resume']>> | typeof ELSEWHERE;
-				try {
-					result = await this.#attempts(signal, onlyIfInterrupted, written);
-				} finally {
-					this.#claim = undefined;
-					// Until the settled record is deleted, no other tab may take it up: release after.
-					const deleting = this.#deleting;
-					this.#deleting = undefined;
-					if (deleting) void deleting.then(async () => claim.release());
-					else await claim.release();
-				}
-
+				const result = await this.#holding(claim, async () => this.#attempts(signal, onlyIfInterrupted, written));
 				if (result !== ELSEWHERE) {
 					// What #lost made up is no outcome: other tabs may know the real one.
 					if (result && !UNHEARD.has(result)) coordinator.announce(this.key, result);
@@ -830,11 +822,8 @@ export class Intent<Data = unknown> {
 		// user presses Retry: the page still has its key and bytes, and a retry with the key can
 		// only be replayed, so the record is written again from this page's copy.
 		const write: Write = {type: 'attempt', resume: onlyIfInterrupted, rewrite: mayRewrite && this.rewritable(at)};
-		const {checks} = this.#record;
 		const stored = await this.#ctx.records.update(this.scope, record => {
 			next = decide(record, this.#record, write, at) ?? undefined;
-			// What this page learned of the server's checks stays with its copy too.
-			if (next && checks !== undefined) next = {...next, checks};
 			return next && this.#withLease(next);
 		});
 		if (next) {
@@ -1034,15 +1023,10 @@ export class Intent<Data = unknown> {
 		return true;
 	}
 
-	/**
-	 * What this page adds to every record it writes: where Web Locks are missing, this tab's lease;
-	 * what it learned of the server's checks, which the stored record may not have yet.
-	 */
+	/** Where Web Locks are missing, every write keeps this tab's lease on the record. */
 	#withLease(record: IntentRecord): IntentRecord {
 		const lease = this.#claim?.lease;
-		const {checks} = this.#record;
-		const learned = checks !== undefined && record.checks !== checks ? {...record, checks} : record;
-		return lease ? {...learned, lease: {...lease}} : learned;
+		return lease ? {...record, lease: {...lease}} : record;
 	}
 
 	#makeSnapshot(): IntentSnapshot {

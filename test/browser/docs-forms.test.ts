@@ -10,7 +10,7 @@
 import {readFileSync} from 'node:fs';
 import {fileURLToPath} from 'node:url';
 import {build, type Plugin} from 'esbuild';
-import type {Browser, Page} from 'playwright-core';
+import type {Browser, BrowserContext, Page} from 'playwright-core';
 import {afterAll, afterEach, beforeAll, describe, expect, test} from 'vitest';
 import {compileScript, parse} from 'vue/compiler-sfc';
 import {messages} from '../../src/core/messages.js';
@@ -199,23 +199,29 @@ async function storedBody(tab: Page, framework: Framework): Promise<unknown> {
 	return body === undefined ? undefined : JSON.parse(body) as unknown;
 }
 
+/** The docs' form of `framework` in a new tab of `context`, its fields filled with DRAFT. */
+async function filledForm(context: BrowserContext, framework: Framework): Promise<Page> {
+	pageErrors = [];
+	const tab = await context.newPage();
+	// A field or button the form lacks fails in seconds, naming it, rather than at the test's timeout.
+	tab.setDefaultTimeout(5000);
+	tab.on('pageerror', error => pageErrors.push(error));
+	await tab.goto(`${server.url}/${framework}`);
+	await field(tab, 'Name', framework).fill(DRAFT.name);
+	await field(tab, 'Email', framework).fill(DRAFT.email);
+	await field(tab, 'Message', framework).fill(DRAFT.message);
+	return tab;
+}
+
 describe('the docs\' contact forms, in Chromium', () => {
 	test.each(FRAMEWORKS)('%s: reloaded mid-send, the form shows the text stored with the intent, and "Send as a new message" sends the text shown', async framework => {
 		const context = await browser.newContext();
-		pageErrors = [];
 		let endWork!: () => void;
 		server.faults.push({type: 'hold', until: new Promise<void>(resolve => {
 			endWork = resolve;
 		})});
 		try {
-			const tab = await context.newPage();
-			// A field or button the form lacks fails in seconds, naming it, rather than at the test's timeout.
-			tab.setDefaultTimeout(5000);
-			tab.on('pageerror', error => pageErrors.push(error));
-			await tab.goto(`${server.url}/${framework}`);
-			await field(tab, 'Name', framework).fill(DRAFT.name);
-			await field(tab, 'Email', framework).fill(DRAFT.email);
-			await field(tab, 'Message', framework).fill(DRAFT.message);
+			const tab = await filledForm(context, framework);
 			await tab.getByRole('button', {name: messages.send, exact: true}).click();
 			// The server holds the work of the first attempt: the page goes while it is in flight.
 			await expect.poll(() => server.inFlight).toBe(1);
@@ -254,15 +260,8 @@ describe('the docs\' contact forms, in Chromium', () => {
 
 	test.each(FRAMEWORKS)('%s: the request lost before the server, "Check whether it arrived" says not sent, and "Send it now" sends it once under a new key', async framework => {
 		const context = await browser.newContext();
-		pageErrors = [];
 		try {
-			const tab = await context.newPage();
-			tab.setDefaultTimeout(5000);
-			tab.on('pageerror', error => pageErrors.push(error));
-			await tab.goto(`${server.url}/${framework}`);
-			await field(tab, 'Name', framework).fill(DRAFT.name);
-			await field(tab, 'Email', framework).fill(DRAFT.email);
-			await field(tab, 'Message', framework).fill(DRAFT.message);
+			const tab = await filledForm(context, framework);
 			// Both attempts lost on the way: nothing reached the work. (Chromium resends a request whose
 			// kept-alive connection dropped, once: as many more lost; those left are taken back after.)
 			server.faults.push({type: 'drop-before'}, {type: 'drop-before'}, {type: 'drop-before'}, {type: 'drop-before'});

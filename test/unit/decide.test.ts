@@ -76,3 +76,10 @@ test('decide keeps its rules for every stored record, page copy and write', () =
 	}), {numRuns: 3000});
 	expect(written).toBeGreaterThan(300);
 });
+
+test('the write-ahead carries what the page learned of the server\'s checks, over a stored record without it', () => {
+	const stored = record('k1', 'unresolved', 1);
+	const page = {...record('k1', 'unresolved', 1), checks: 86_400};
+	expect(decide(stored, page, {type: 'attempt', resume: false, rewrite: false}, 2)).toMatchObject({state: 'sending', attempts: 2, checks: 86_400});
+	expect(decide({...stored, checks: 3600}, record('k1', 'unresolved', 1), {type: 'attempt', resume: false, rewrite: false}, 2)).toMatchObject({checks: 3600});
+});
