@@ -50,7 +50,7 @@ export interface FaultRunOptions {
 	lease?: number;
 	/** Users placing orders at once, one after another each. @default 8 */
 	users?: number;
-	/** Seconds between two kills, on average. @default 4 */
+	/** Seconds between two kills, on average. @default 4, or a third of a shorter run (so that every run has kills) */
 	killEvery?: number;
 	/** Seconds between two store faults, on average. @default 3 */
 	faultEvery?: number;
@@ -173,7 +173,7 @@ function through(url: string, port: number): string {
 
 /** Plays one mode on one store under faults, and reads what came of every order. */
 export async function runFaults(options: FaultRunOptions): Promise<FaultRunResult> {
-	const {mode, store, seconds, redisUrl, databaseUrl, redisClient = 'node-redis', play = 'everything', check = false, users = 8, killEvery = 4, log = () => undefined} = options;
+	const {mode, store, seconds, redisUrl, databaseUrl, redisClient = 'node-redis', play = 'everything', check = false, users = 8, killEvery = Math.min(4, seconds / 3), log = () => undefined} = options;
 	// Cuts are cheap, and must meet every kind of command in flight: many of them.
 	const faultEvery = options.faultEvery ?? (play === 'cuts' ? 0.25 : 3);
 	// With cuts only, a lease long enough that reconnecting never outlasts it.
