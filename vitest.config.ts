@@ -43,10 +43,11 @@ export default defineConfig({
 			{
 				test: {
 					// The fault test: server processes killed and restarted, store connections stalled,
-					// dropped and reset, a faulty network, for 20 s per mode and store. It runs after the
+					// dropped and reset, a faulty network, for 14 s per mode and store. It runs after the
 					// other projects, so that the load it makes cannot slow their tests.
 					name: 'faults',
-					include: ['test/faults/**/*.test.ts'],
+					// And the outbox example's chain (test/outbox) under kills and faults.
+					include: ['test/faults/**/*.test.ts', 'test/outbox/**/*.test.ts'],
 					environment: 'node',
 					globalSetup: ['test/server-half/services.ts'],
 					sequence: {groupOrder: 1},
@@ -70,7 +71,8 @@ export default defineConfig({
 					name: 'browser',
 					include: ['test/browser/**/*.test.ts'],
 					environment: 'node',
-					globalSetup: ['test/browser/global-setup.ts'],
+					// PostgreSQL for the demo's full mode (test/browser/demo.test.ts).
+					globalSetup: ['test/browser/global-setup.ts', 'test/server-half/services.ts'],
 					fileParallelism: false,
 					// Each poll is a round trip into the page, and records are deleted 250 ms after
 					// they settle: a loaded machine needs more than the default second.

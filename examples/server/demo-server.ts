@@ -10,6 +10,9 @@
  *
  * Run it with `npm run demo` (which builds the React example first), `npm run demo:vue` (the
  * Vue one, served with `--example vue`), or start it in-process with `startDemoServer({port: 0})`.
+ * With `DATABASE_URL` (or `--database <url>`) where PostgreSQL answers, it runs the full mode
+ * (full-demo.ts): the same page in front of the outbox example's web process, job queue and mail
+ * server.
  */
 import {readFile} from 'node:fs/promises';
 import type {IncomingMessage, ServerResponse} from 'node:http';
@@ -17,6 +20,9 @@ import {extname, join, normalize, resolve, sep} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 import {parseArgs} from 'node:util';
 import {ContractServer, type Fault} from '../../test/server/contract-server.js';
+import {refusal} from '../outbox/refusal.js';
+
+export {refusal};
 
 export type {Fault};
 
@@ -62,6 +68,21 @@ export interface DemoStats {
 	down: boolean;
 	/** The last requests to the API, each once, with what reached the page. */
 	recent: LoggedRequest[];
+	/**
+	 * In the full mode (`DATABASE_URL`): what the mail server received since the last reset.
+	 * `delivered` is then the number of distinct Message-IDs among them: one per message sent.
+	 */
+	mail?: MailStats;
+}
+
+/** What the mail server of the full mode received, and the queue before it. */
+export interface MailStats {
+	/** Messages received, copies included. */
+	received: number;
+	/** Copies: messages received again with a Message-ID already received (a worker sent it again). */
+	resent: number;
+	/** Jobs not yet done: waiting, running, or failed and waiting for another attempt. */
+	jobsLeft: number;
 }
 
 /**
@@ -88,9 +109,17 @@ export interface LoggedRequest {
  * gets its stored answer. `forget-keys` forgets only the stored keys, as if they had expired: a
  * Retry of an earlier message is then delivered again.
  */
-export type ChaosAction = 'lose-reply' | 'lose-request' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys';
+export type ChaosAction = 'lose-reply' | 'lose-request' | 'error-503' | 'error-401' | 'slow' | 'down' | 'up' | 'reset' | 'forget-keys' | MailChaos;
 
-const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset' | 'forget-keys'>, Fault> = {
+/**
+ * The full mode's faults after the web process: `mail-lose-reply`, the mail server takes the next
+ * message and drops the connection before saying so; `kill-worker`, the worker dies right after
+ * its next hand-off, before the job is marked done. Either way the message goes out again, with
+ * the same Message-ID.
+ */
+export type MailChaos = 'mail-lose-reply' | 'kill-worker';
+
+export const CHAOS: Record<Exclude<ChaosAction, 'down' | 'up' | 'reset' | 'forget-keys' | MailChaos>, Fault> = {
 	'lose-reply': {type: 'lose-reply'},
 	// Before the server: the connection dropped before any work, as a request lost on the way there.
 	'lose-request': {type: 'drop-before'},
@@ -108,7 +137,7 @@ const RECENT = 8;
  * connection. A client that gives up closes its end first (the socket has ended, or reset),
  * whereas the server's own drop destroys a socket whose reading side is still open.
  */
-function track(request: IncomingMessage, response: ServerResponse, log: LoggedRequest[]): void {
+export function track(request: IncomingMessage, response: ServerResponse, log: LoggedRequest[]): void {
 	const header = request.headers['idempotency-key'];
 	const entry: LoggedRequest = {key: typeof header === 'string' ? header : undefined, outcome: 'waiting', replayed: false};
 	log.push(entry);
@@ -138,26 +167,26 @@ const TYPES: Record<string, string> = {
 	'.map': 'application/json',
 };
 
-/** Why a contact message is refused, or undefined when it can be delivered. */
-export function refusal(body: unknown): string | undefined {
-	if (typeof body !== 'object' || body === null) return 'send a JSON object with name, email and message';
-	const {name, email, message} = body as Record<string, unknown>;
-	if (typeof name !== 'string' || name.trim() === '') return 'please tell us your name';
-	if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim())) return 'that email address does not look right';
-	if (typeof message !== 'string' || message.trim() === '') return 'the message is empty';
-	if (message.length > 5000) return 'the message is longer than 5000 characters';
-	return undefined;
-}
-
-function json(response: ServerResponse, status: number, value: unknown): true {
+export function json(response: ServerResponse, status: number, value: unknown): true {
 	response.writeHead(status, {'content-type': 'application/json', 'cache-control': 'no-store'});
 	response.end(JSON.stringify(value));
 	return true;
 }
 
-async function readJson(request: IncomingMessage): Promise<unknown> {
+/** A small JSON body (a chaos action), or undefined: one over `limit` bytes is not read further. */
+export async function readJson(request: IncomingMessage, limit = 1024): Promise<unknown> {
 	const chunks: Buffer[] = [];
-	for await (const chunk of request) chunks.push(chunk as Buffer);
+	let size = 0;
+	for await (const chunk of request) {
+		size += (chunk as Buffer).length;
+		if (size > limit) {
+			request.destroy();
+			return undefined;
+		}
+
+		chunks.push(chunk as Buffer);
+	}
+
 	try {
 		return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
 	} catch {
@@ -165,7 +194,7 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
 	}
 }
 
-async function serveFile(root: string, pathname: string, response: ServerResponse): Promise<true> {
+export async function serveFile(root: string, pathname: string, response: ServerResponse): Promise<true> {
 	// `root` is resolved (no trailing separator); nothing outside it is served.
 	let decoded: string;
 	try {
@@ -224,8 +253,8 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 			api.reset({keys: false});
 		} else if (action === 'forget-keys') {
 			api.forgetKeys();
-		} else if (action in CHAOS) {
-			api.faults.push(CHAOS[action]);
+		} else if (Object.hasOwn(CHAOS, action)) {
+			api.faults.push(CHAOS[action as keyof typeof CHAOS]);
 		} else {
 			return false;
 		}
@@ -292,18 +321,40 @@ export async function startDemoServer({port = 5173, root = EXAMPLE_DIST}: DemoSe
 	};
 }
 
+/** Why PostgreSQL does not answer at `url` within a few seconds, or undefined when it does. */
+async function postgresRefusal(url: string): Promise<string | undefined> {
+	const {default: pg} = await import('pg');
+	const client = new pg.Client({connectionString: url, connectionTimeoutMillis: 3000});
+	try {
+		await client.connect();
+		return undefined;
+	} catch (error) {
+		return error instanceof Error ? error.message || String(error) : String(error);
+	} finally {
+		await client.end().catch(() => undefined);
+	}
+}
+
 async function main(): Promise<void> {
 	const port = Number(process.env.PORT ?? 5173);
 	if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError(`Expected \`PORT\` to be a port number, got ${process.env.PORT}`);
-	const {example} = parseArgs({options: {example: {type: 'string', default: 'react'}}}).values;
+	const {example, database} = parseArgs({options: {example: {type: 'string', default: 'react'}, database: {type: 'string'}}}).values;
 	if (!Object.hasOwn(EXAMPLE_DISTS, example)) throw new TypeError(`Expected \`--example\` to be one of ${Object.keys(EXAMPLE_DISTS).join(', ')}, got ${example}`);
 	const root = EXAMPLE_DISTS[example as keyof typeof EXAMPLE_DISTS];
-	const demo = await startDemoServer({port, root}).catch((error: unknown) => {
+	// The full mode, with a PostgreSQL URL (`DATABASE_URL` or `--database`) where PostgreSQL answers.
+	const databaseUrl = database ?? process.env.DATABASE_URL;
+	const refused = databaseUrl === undefined ? undefined : await postgresRefusal(databaseUrl);
+	const full = databaseUrl !== undefined && refused === undefined;
+	if (refused !== undefined) console.log(`\n  No PostgreSQL at ${databaseUrl} (${refused}): the demo runs on its own, without the job queue and the mail server.`);
+	const started = full ? (await import('./full-demo.js')).startFullDemo({databaseUrl, port, root}) : startDemoServer({port, root});
+	const demo = await started.catch((error: unknown) => {
 		if ((error as {code?: unknown}).code !== 'EADDRINUSE') throw error;
 		throw new Error(`Port ${port} is in use. Pick another with PORT=5174 npm run demo, or PORT=0 for any free port.`, {cause: error});
 	});
-	console.log(`\n  sendonce demo (${example}): ${demo.url}/\n`);
-	console.log('  Press Send, break the network with the chaos panel, and watch the count of emails delivered.');
+	console.log(`\n  sendonce demo (${example}${full ? ', full: PostgreSQL, job queue, mail server' : ''}): ${demo.url}/\n`);
+	console.log(full
+		? '  Press Send, break the network, the worker or the mail server with the chaos panel, and watch the emails the mail server received.'
+		: '  Press Send, break the network with the chaos panel, and watch the count of emails delivered.');
 	console.log('  Ctrl+C to stop.\n');
 	const stop = () => {
 		void demo.close().then(() => process.exit(0));
@@ -313,8 +364,9 @@ async function main(): Promise<void> {
 	process.once('SIGTERM', stop);
 }
 
+// Not awaited: full-demo.ts imports this module, which must have finished evaluating by then.
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-	await main().catch((error: unknown) => {
+	void main().catch((error: unknown) => {
 		console.error(error instanceof Error ? error.message : error);
 		process.exit(1);
 	});

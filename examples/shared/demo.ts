@@ -1,8 +1,8 @@
 // What the React and Vue examples share: the client's settings and the demo server's chaos API.
 import type {ClientOptions} from 'sendonce';
-import type {ChaosAction, DemoStats, Fault, LoggedRequest} from '../server/demo-server';
+import type {ChaosAction, DemoStats, Fault, LoggedRequest, MailStats} from '../server/demo-server';
 
-export type {ChaosAction, DemoStats, Fault, LoggedRequest};
+export type {ChaosAction, DemoStats, Fault, LoggedRequest, MailStats};
 
 /**
  * Short waits so that the demo's chaos shows within seconds: an attempt gives up after 3 s
@@ -34,6 +34,22 @@ export const FAULTS: Array<{action: ChaosAction; label: string; what: string}> =
 	{action: 'error-401', label: 'Answer 401 next', what: 'the next request is refused before any work, as if the sign-in had expired'},
 	{action: 'slow', label: 'Make the work slow', what: 'the next delivery takes 4 s; the page gives up on an attempt after 3 s'},
 ];
+
+/**
+ * The full mode's buttons (`DATABASE_URL=… npm run demo`): faults after the web process, which
+ * make the worker hand a message to the mail server twice. The message is sent once per press;
+ * the copy carries the same Message-ID, and the panel shows it apart.
+ */
+export const MAIL_FAULTS: Array<{action: ChaosAction; label: string; what: string}> = [
+	{action: 'mail-lose-reply', label: 'Mail server loses its next reply', what: 'it takes the next message and drops the connection before saying so: the worker sends it again, with the same Message-ID'},
+	{action: 'kill-worker', label: 'Kill the worker after its next hand-off', what: 'the mail server has the message, the job is not yet marked done: the next worker sends it again, with the same Message-ID'},
+];
+
+/** The full mode's line under the count: what the mail server received, and the queue before it. */
+export function describeMail({received, resent, jobsLeft}: MailStats): string {
+	const copies = resent === 0 ? 'no copies' : `${resent} ${resent === 1 ? 'copy' : 'copies'} with a Message-ID received before, which the receiving side drops`;
+	return `The mail server received ${received} ${received === 1 ? 'message' : 'messages'}: ${copies}. ${jobsLeft === 0 ? 'No job waiting.' : `${jobsLeft} ${jobsLeft === 1 ? 'job' : 'jobs'} waiting or running.`}`;
+}
 
 /**
  * What the "Server down" switch does. A queued fault comes before it, so the README's picture (a

@@ -185,7 +185,10 @@ describe('a check that finds the record `sending` (a tab closed in the middle of
 		// settled. Or `succeeded`, where Chromium resent the Retry's request on its own as the tab went
 		// (a kept-alive connection dropped) and the work was done: the check found it, rightly.
 		expect(['unknown', 'running', 'succeeded']).toContain(found.status);
-		expect(site.server.totalEffects).toBe(found.status === 'succeeded' ? 1 : 0);
+		// A resent request may also arrive after the check was answered (a loaded machine, CI): one
+		// effect at most, and one for sure where the check found it done; `unknown` claims neither.
+		if (found.status === 'succeeded') expect(site.server.totalEffects).toBe(1);
+		else expect(site.server.totalEffects).toBeLessThanOrEqual(1);
 		// It shows what the user can act on (unresolved: Retry, Check); the store keeps it for resume().
 		expect(await stateIn(second)).toBe(found.status === 'succeeded' ? 'succeeded' : 'unresolved');
 	});

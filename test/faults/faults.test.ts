@@ -1,9 +1,9 @@
-// The fault test, short: each mode on each store for FAULT_SECONDS (default 20) under SIGKILLs,
+// The fault test, short: each mode on each store for FAULT_SECONDS (default 14) under SIGKILLs,
 // store faults and a faulty network. `npm run test:faults -- --seconds=300` runs it longer.
 import {describe, expect, inject, test} from 'vitest';
 import {runFaults, table, verdicts, type FaultRunOptions} from './run.js';
 
-const seconds = Number(process.env.FAULT_SECONDS ?? 20);
+const seconds = Number(process.env.FAULT_SECONDS ?? 14);
 const combinations: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient' | 'play' | 'check'>> = [
 	{mode: 'transactional', store: 'postgres'},
 	{mode: 'lease', store: 'redis'},

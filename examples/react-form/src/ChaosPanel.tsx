@@ -1,4 +1,4 @@
-import {DOWN_WHAT, FAULTS, RESETS, describeFault, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
+import {DOWN_WHAT, FAULTS, MAIL_FAULTS, RESETS, describeFault, describeMail, describeOutcome, type ChaosAction, type DemoStats} from '../../shared/demo';
 
 export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos: (action: ChaosAction) => Promise<void>}) {
 	return (
@@ -8,6 +8,7 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 				<span data-testid="delivered-count">{stats?.delivered ?? '–'}</span>
 				<span>{stats?.delivered === 1 ? 'email delivered' : 'emails delivered'}</span>
 			</p>
+			{stats?.mail && <p className="muted" data-testid="mail">{describeMail(stats.mail)}</p>}
 			<p className="muted">
 				<span data-testid="requests-count">{stats?.requests ?? '–'}</span> {stats?.requests === 1 ? 'request' : 'requests'} received:
 				every attempt, and any request the browser resent by itself after a dropped connection
@@ -35,6 +36,19 @@ export function ChaosPanel({stats, chaos}: {stats: DemoStats | undefined; chaos:
 					<span className="muted" data-testid="chaos-down-what">{DOWN_WHAT}</span>
 				</li>
 			</ul>
+			{stats?.mail && (
+				<>
+					<h3>Break the worker or the mail server</h3>
+					<ul className="chaos">
+						{MAIL_FAULTS.map(({action, label, what}) => (
+							<li key={action}>
+								<button type="button" data-testid={`chaos-${action}`} onClick={() => void chaos(action)}>{label}</button>
+								<span className="muted">{what}</span>
+							</li>
+						))}
+					</ul>
+				</>
+			)}
 			<p className="muted" data-testid="queued">
 				{stats?.queued.length ? `Next requests: ${stats.queued.map(describeFault).join(', then ')}` : 'No fault queued.'}
 			</p>
