@@ -57,6 +57,8 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 	let closing = false;
 
 	const startOnce = async (file: string, environment: Record<string, string>, ready: (message: Message) => number | true | undefined): Promise<{child: ChildProcess; value: number | true}> => {
+		// Nothing is started once the chain closes: a process forked then would outlive it.
+		if (closing) throw new Error('the chain is closed');
 		const child = fork(here(file), {execArgv: ['--import', 'tsx'], env: {...process.env, DATABASE_URL: databaseUrl, ...environment}, stdio: ['ignore', output, output, 'ipc']});
 		children.add(child);
 		child.once('exit', () => children.delete(child));
@@ -70,20 +72,36 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 		return {child, value};
 	};
 
-	// As a supervisor would: a process that exits before it is ready (PostgreSQL away) is started again.
-	const start = async (file: string, environment: Record<string, string>, ready: (message: Message) => number | true | undefined): Promise<{child: ChildProcess; value: number | true}> => {
+	// As a supervisor would: a process that exits before it is ready (PostgreSQL away) is started
+	// again, 0.5 s later, then up to 5 s later, `attempts` times (a kept worker: for as long as it takes).
+	const start = async (file: string, environment: Record<string, string>, ready: (message: Message) => number | true | undefined, attempts = 60): Promise<{child: ChildProcess; value: number | true}> => {
 		for (let attempt = 1; ; attempt++) {
 			try {
 				return await startOnce(file, environment, ready);
 			} catch (error) {
-				if (closing || attempt >= 60) throw error;
-				await new Promise(resolve => setTimeout(resolve, 500));
+				if (closing || attempt >= attempts) throw error;
+				await new Promise(resolve => setTimeout(resolve, Math.min(500 * attempt, 5000)));
 			}
 		}
 	};
 
 	const listening = (message: Message) => (typeof message === 'object' && message.type === 'listening' ? message.port : undefined);
-	const sink = await start('./smtp-sink.ts', {SMTP_PORT: '0', MAIL_LOG: mailLog, ...sinkEnv}, listening);
+	const kill = async (child: ChildProcess) => {
+		if (child.exitCode !== null || child.signalCode !== null) return;
+		const exited = new Promise(resolve => child.once('exit', resolve));
+		child.kill('SIGKILL');
+		await exited;
+	};
+
+	// What a start that failed half-way leaves: nothing.
+	const abandon = async (error: unknown): Promise<never> => {
+		closing = true;
+		await Promise.all([...children].map(kill));
+		await rm(folder, {recursive: true, force: true});
+		throw error;
+	};
+
+	const sink = await start('./smtp-sink.ts', {SMTP_PORT: '0', MAIL_LOG: mailLog, ...sinkEnv}, listening).catch(abandon);
 	const smtpPort = String(sink.value);
 	// One worker at a time: `ensureWorker` starts one unless one runs or is starting; with
 	// `keepWorker`, one that exits is started again, as a supervisor would.
@@ -92,11 +110,15 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 	const alive = (child: ChildProcess | undefined): child is ChildProcess => child !== undefined && child.exitCode === null && child.signalCode === null;
 	const ensureWorker = async (): Promise<ChildProcess> => {
 		if (alive(worker)) return worker;
-		starting ??= start('./worker.ts', {SMTP_PORT: smtpPort, ...workerEnv}, message => (message === 'ready' ? true : undefined)).then(({child}) => {
+		starting ??= start('./worker.ts', {SMTP_PORT: smtpPort, ...workerEnv}, message => (message === 'ready' ? true : undefined), keepWorker ? Number.POSITIVE_INFINITY : 60).then(({child}) => {
 			worker = child;
 			starting = undefined;
 			child.once('exit', () => {
-				if (keepWorker && !closing) setTimeout(() => void ensureWorker().catch((error: unknown) => console.error('could not restart the worker:', error)), 300);
+				if (keepWorker && !closing) {
+					setTimeout(() => {
+						if (!closing) void ensureWorker().catch((error: unknown) => console.error('could not restart the worker:', error));
+					}, 300);
+				}
 			});
 			return child;
 		}, (error: unknown) => {
@@ -112,14 +134,8 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 	};
 
 	// The web process first: its migrations make the tables the worker reads.
-	let web = await startWeb();
-	await ensureWorker();
-	const kill = async (child: ChildProcess) => {
-		if (child.exitCode !== null || child.signalCode !== null) return;
-		const exited = new Promise(resolve => child.once('exit', resolve));
-		child.kill('SIGKILL');
-		await exited;
-	};
+	let web = await startWeb().catch(abandon);
+	await ensureWorker().catch(abandon);
 
 	const pool = new pg.Pool({connectionString: databaseUrl, max: 2});
 	pool.on('error', () => undefined);
@@ -158,6 +174,7 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 		},
 		async close() {
 			closing = true;
+			// A start under way forks nothing more (`startOnce`), and what it forked is among `children`.
 			await Promise.all([...children].map(kill));
 			await pool.end();
 			await rm(folder, {recursive: true, force: true});

@@ -12,22 +12,10 @@ import type pg from 'pg';
 import {runMigrations} from 'graphile-worker';
 import {expressIdempotency} from 'sendonce/server';
 import {postgresTransactional} from 'sendonce/server/postgres';
+import {SEND_EMAIL, type EmailJob} from './job.js';
 import {refusal} from './refusal.js';
 
-/** The job that emails one message (worker.ts runs it). */
-export const SEND_EMAIL = 'send_contact_email';
-
-/** What the job is given: the whole email, made in the request's transaction. */
-export interface EmailJob {
-	/** Made from the request's key by `ctx.downstreamKey('email')`: the same in every run of the request. */
-	messageId: string;
-	/** Which stored message this is. */
-	messageRow: string;
-	to: string;
-	replyTo: string;
-	subject: string;
-	text: string;
-}
+export {SEND_EMAIL, type EmailJob};
 
 export interface ContactRoutesOptions {
 	pool: pg.Pool;
@@ -86,9 +74,16 @@ export function contactRoutes({pool, to, domain, afterClaim = [], clockSkew}: Co
 		}
 	});
 	// Rolled back, key released: a 500 the page retries, as JSON, and without the error's details.
+	// A body the parser refused (bad JSON, too large) is the client's to fix: its 4xx, not a retry.
 	const failed: ErrorRequestHandler = (error: unknown, _req, res, next) => {
 		if (res.headersSent) {
 			next(error);
+			return;
+		}
+
+		const status = (error as {status?: unknown}).status;
+		if (typeof status === 'number' && status >= 400 && status < 500) {
+			res.status(status).json({error: 'invalid request', reason: status === 413 ? 'the message is too large' : 'send a JSON object with name, email and message'});
 			return;
 		}
 

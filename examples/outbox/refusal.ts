@@ -1,7 +1,7 @@
-/** Control characters, which no field takes (the message its line breaks and tabs aside). */
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+/** Control characters (C0, DEL and C1), which no field takes (the message its line breaks and tabs aside). */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 /** An address as a person types it: no display name, no list, nothing a mail header would read apart. */
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
+const EMAIL = /^[^\s@<>()[\]\\,;:"\u0000-\u001F\u007F-\u009F]+@[^\s@<>()[\]\\,;:"\u0000-\u001F\u007F-\u009F]+\.[^\s@<>()[\]\\,;:"\u0000-\u001F\u007F-\u009F]+$/;
 
 /** Why a contact message is refused, or undefined when it can be sent (the demo's both modes). */
 export function refusal(body: unknown): string | undefined {

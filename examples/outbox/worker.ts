@@ -12,7 +12,7 @@ import {pathToFileURL} from 'node:url';
 import {makeWorkerUtils, run, type Runner, type Task} from 'graphile-worker';
 import nodemailer from 'nodemailer';
 import pg from 'pg';
-import {SEND_EMAIL, type EmailJob} from './contact.js';
+import {SEND_EMAIL, type EmailJob} from './job.js';
 
 export interface WorkerOptions {
 	databaseUrl: string;
@@ -41,13 +41,25 @@ const WORKER_LOCK = 'sendonce outbox worker';
  * default ends the process, for a supervisor to start another.
  */
 export async function startWorker({databaseUrl, smtp, from = 'Contact form <no-reply@example.com>', concurrency = 4, onSent, onFatal = fatal}: WorkerOptions): Promise<Runner> {
-	const lock = new pg.Client({connectionString: databaseUrl});
+	// The lock lives as long as its session: both ends must notice a connection the network dropped
+	// silently (a partition, a NAT that forgot it) within seconds, not TCP's two hours, or a worker
+	// cut off keeps the lock, and the next one waits for it as long.
+	const lock = new pg.Client({connectionString: databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 5000, connectionTimeoutMillis: 10_000, query_timeout: 10_000});
 	lock.on('error', error => onFatal(new Error('the worker lost its lock', {cause: error})));
 	await lock.connect();
-	await lock.query('SELECT pg_advisory_lock(hashtext($1))', [WORKER_LOCK]);
-	lock.once('end', () => onFatal(new Error('the worker lost its lock')));
+	await lock.query('SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+	for (let waited = 0; !(await lock.query<{locked: boolean}>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [WORKER_LOCK])).rows[0]!.locked; waited++) {
+		if (waited % 10 === 0) console.log('worker: another worker runs; waiting for it to stop');
+		await new Promise(resolve => setTimeout(resolve, 1000));
+	}
 
-	const pool = new pg.Pool({connectionString: databaseUrl, max: concurrency + 2});
+	lock.once('end', () => onFatal(new Error('the worker lost its lock')));
+	// And this end asks: a session that does not answer within 10 s may be gone, with the lock.
+	const alive = setInterval(() => {
+		lock.query('SELECT 1').catch((error: unknown) => onFatal(new Error('the worker lost its lock', {cause: error})));
+	}, 10_000);
+
+	const pool = new pg.Pool({connectionString: databaseUrl, max: concurrency + 2, connectionTimeoutMillis: 10_000});
 	pool.on('error', error => console.error('worker: postgres pool', error.message));
 	const utils = await makeWorkerUtils({pgPool: pool});
 	await utils.migrate();
@@ -80,6 +92,7 @@ export async function startWorker({databaseUrl, smtp, from = 'Contact form <no-r
 	void runner.promise.finally(async () => {
 		utils.release();
 		await pool.end();
+		clearInterval(alive);
 		lock.removeAllListeners('end');
 		await lock.end();
 	});
@@ -96,6 +109,8 @@ async function main(): Promise<void> {
 	const port = Number(process.env.SMTP_PORT);
 	if (!databaseUrl) throw new TypeError('Expected `DATABASE_URL` to be a PostgreSQL URL');
 	if (!Number.isInteger(port) || port <= 0) throw new TypeError(`Expected \`SMTP_PORT\` to be a port number, got ${process.env.SMTP_PORT}`);
+	// Started by another process (the demo, a test): gone with it, even while it waits for the lock.
+	process.once('disconnect', () => process.exit(0));
 	// The demo and the chaos test ask a worker to die right after its next hand-off (`die-after-send`).
 	let dieAfterSend = false;
 	process.on('message', message => {
@@ -110,8 +125,6 @@ async function main(): Promise<void> {
 		},
 	});
 	process.send?.('ready');
-	// Started by another process (the demo, a test): gone with it.
-	process.once('disconnect', () => process.exit(0));
 	const stop = () => {
 		void runner.stop().then(() => process.exit(0));
 	};

@@ -150,7 +150,8 @@ export async function startFullDemo({databaseUrl, port = 5173, root = EXAMPLE_DI
 			if (method !== 'GET' && method !== 'HEAD') json(response, 404, {error: 'not found'});
 			else await serveFile(base, pathname, response);
 		})().catch((error: unknown) => {
-			if (!response.headersSent) json(response, 500, {error: 'demo', reason: error instanceof Error ? error.message : String(error)});
+			console.error('demo:', error instanceof Error ? error.message : error);
+			if (!response.headersSent) json(response, 500, {error: 'demo', reason: 'the demo could not answer (is PostgreSQL up?)'});
 		});
 	});
 	server.keepAliveTimeout = 1000;

@@ -88,3 +88,45 @@ describe.skipIf(databaseUrl === null).each(VERSIONS)('the email job in the key\'
 		});
 	}
 });
+
+/*
+ * The example's worker (examples/outbox/worker.ts) holds a session lock for its life: a second
+ * worker waits for it rather than take back jobs the first is sending, and a worker whose lock
+ * session is gone stops (its `onFatal`), for its supervisor to start another.
+ */
+describe.skipIf(databaseUrl === null)('the outbox example\'s worker: one at a time', () => {
+	test('a second worker waits for the first; the first, its lock session ended, calls onFatal; stopped, the second takes over and sends', async () => {
+		const {startWorker} = await import('../../examples/outbox/worker.js');
+		const {startSink} = await import('../../examples/outbox/smtp-sink.js');
+		const database = await freshDatabase(databaseUrl!);
+		const received: string[] = [];
+		const sink = await startSink({port: 0, onMail: mail => received.push(mail.messageId ?? '')});
+		const admin = new pg.Pool({connectionString: database.url, max: 2});
+		try {
+			let fatalA: Error | undefined;
+			const a = await startWorker({databaseUrl: database.url, smtp: {host: '127.0.0.1', port: sink.port}, onFatal(error) {
+				fatalA = error;
+			}});
+			let bStarted = false;
+			const b = startWorker({databaseUrl: database.url, smtp: {host: '127.0.0.1', port: sink.port}, onFatal: () => undefined}).then(runner => {
+				bStarted = true;
+				return runner;
+			});
+			await new Promise(resolve => setTimeout(resolve, 1500));
+			expect(bStarted).toBe(false);
+
+			// A's lock session ends (a network partition PostgreSQL noticed, an administrator): A must not go on.
+			await admin.query('SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = \'advisory\' AND granted');
+			await expect.poll(() => fatalA?.message, {timeout: 5000}).toBe('the worker lost its lock');
+			await a.stop();
+			const runner = await b;
+			await admin.query('SELECT graphile_worker.add_job($1, $2::json)', ['send_contact_email', JSON.stringify({messageId: '<one@example.com>', messageRow: '1', to: 'team@example.com', replyTo: 'ada@example.com', subject: 'Hi', text: 'Hello'})]);
+			await expect.poll(() => received, {timeout: 10_000}).toEqual(['<one@example.com>']);
+			await runner.stop();
+		} finally {
+			await admin.end();
+			await sink.close();
+			await database.drop();
+		}
+	}, 30_000);
+});
