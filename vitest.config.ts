@@ -43,7 +43,7 @@ export default defineConfig({
 			{
 				test: {
 					// The fault test: server processes killed and restarted, store connections stalled,
-					// dropped and reset, a faulty network, for 14 s per mode and store. It runs after the
+					// dropped and reset, a faulty network, for 12 s per mode and store. It runs after the
 					// other projects, so that the load it makes cannot slow their tests.
 					name: 'faults',
 					// And the outbox example's chain (test/outbox) under kills and faults.

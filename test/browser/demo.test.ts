@@ -489,33 +489,37 @@ describe.each(EXAMPLES)('the %s form says what happened', example => {
 		expect((await pageLog(page)).map(({key, outcome}) => ({key, outcome}))).toEqual(demo.api.requests.map(() => ({key, outcome: 'dropped'})));
 	});
 
-	test('slow work, one attempt: the server "did not answer in time"; its late 201 reached no one, and the log says so', async () => {
-		const page = await openDemo(`${FAST}&attempts=1`, example);
-		await fill(page, DRAFT);
-		await page.getByTestId('chaos-slow').click();
-		await expect.poll(async () => (await stats()).queued).toEqual([{type: 'slow', ms: SLOW_MS}]);
-		await page.getByTestId('send').click();
-		// While the server works, the page waits, and the log says so.
-		await expect.poll(async () => pageOutcomes(page)).toEqual(['waiting']);
+	// Mostly the server's slow work, which is the same under either form; the Vue form's words for an
+	// unresolved send are read in the tests above.
+	if (example === 'react') {
+		test('slow work, one attempt: the server "did not answer in time"; its late 201 reached no one, and the log says so', async () => {
+			const page = await openDemo(`${FAST}&attempts=1`, example);
+			await fill(page, DRAFT);
+			await page.getByTestId('chaos-slow').click();
+			await expect.poll(async () => (await stats()).queued).toEqual([{type: 'slow', ms: SLOW_MS}]);
+			await page.getByTestId('send').click();
+			// While the server works, the page waits, and the log says so.
+			await expect.poll(async () => pageOutcomes(page)).toEqual(['waiting']);
 
-		const key = await reaches(page, 'unresolved');
-		expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The server did not answer in time.'});
-		await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up']);
+			const key = await reaches(page, 'unresolved');
+			expect(await unsure(page)).toEqual({headline: messages.mayHaveBeenSent, because: 'The server did not answer in time.'});
+			await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up']);
 
-		// The work ends after the page gave up: the server wrote its 201 to a closed connection.
-		await expect.poll(() => demo.api.totalEffects, {timeout: SLOW_MS + 2000}).toBe(1);
-		await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
-		expect(demo.api.requests.map(request => request.outcome)).toEqual([201]);
-		expect(await pageLog(page)).toEqual([{key, outcome: 'gave-up', text: expect.stringContaining('no answer: the page stopped waiting')}]);
-		expect((await stats()).recent).toEqual([{key, outcome: 'gave-up', replayed: false}]);
+			// The work ends after the page gave up: the server wrote its 201 to a closed connection.
+			await expect.poll(() => demo.api.totalEffects, {timeout: SLOW_MS + 2000}).toBe(1);
+			await expect.poll(async () => page.getByTestId('delivered-count').textContent()).toBe('1');
+			expect(demo.api.requests.map(request => request.outcome)).toEqual([201]);
+			expect(await pageLog(page)).toEqual([{key, outcome: 'gave-up', text: expect.stringContaining('no answer: the page stopped waiting')}]);
+			expect((await stats()).recent).toEqual([{key, outcome: 'gave-up', replayed: false}]);
 
-		// Retry asks again with the same key and gets the stored 201: still one email.
-		await page.getByTestId('retry').click();
-		expect(await reaches(page, 'succeeded')).toBe(key);
-		expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
-		expect(demo.api.totalEffects).toBe(1);
-		await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up', '201']);
-	});
+			// Retry asks again with the same key and gets the stored 201: still one email.
+			await page.getByTestId('retry').click();
+			expect(await reaches(page, 'succeeded')).toBe(key);
+			expect(await page.getByTestId('replayed').textContent()).toBe(messages.replayed);
+			expect(demo.api.totalEffects).toBe(1);
+			await expect.poll(async () => pageOutcomes(page)).toEqual(['gave-up', '201']);
+		});
+	}
 });
 
 describe.each(EXAMPLES)('the %s form while its message may have been sent', example => {

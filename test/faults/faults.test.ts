@@ -1,9 +1,9 @@
-// The fault test, short: each mode on each store for FAULT_SECONDS (default 14) under SIGKILLs,
+// The fault test, short: each mode on each store for FAULT_SECONDS (default 12) under SIGKILLs,
 // store faults and a faulty network. `npm run test:faults -- --seconds=300` runs it longer.
 import {describe, expect, inject, test} from 'vitest';
 import {runFaults, table, verdicts, type FaultRunOptions} from './run.js';
 
-const seconds = Number(process.env.FAULT_SECONDS ?? 14);
+const seconds = Number(process.env.FAULT_SECONDS ?? 12);
 const combinations: Array<Pick<FaultRunOptions, 'mode' | 'store' | 'redisClient' | 'play' | 'check'>> = [
 	{mode: 'transactional', store: 'postgres'},
 	{mode: 'lease', store: 'redis'},
@@ -24,7 +24,7 @@ describe.skipIf(inject('redisUrl') === null || inject('databaseUrl') === null)('
 				: combination.mode === 'transactional' ? 'no order takes effect twice, and none the client saw succeed is lost' : 'every order that takes effect twice is reported as a lost lease, and none the client saw succeed is lost';
 		test(`${name}: ${promise}`, async () => {
 			// Cuts alone need less time to meet every kind of command; checks, to settle orders both ways.
-			const result = await runFaults({...combination, seconds: combination.check ? Math.ceil(seconds / 4) : combination.play === 'cuts' ? Math.ceil(seconds / 2) : seconds, redisUrl: inject('redisUrl')!, databaseUrl: inject('databaseUrl')!});
+			const result = await runFaults({...combination, seconds: combination.check ? Math.max(4, Math.ceil(seconds / 4)) : combination.play === 'cuts' ? Math.ceil(seconds / 2) : seconds, redisUrl: inject('redisUrl')!, databaseUrl: inject('databaseUrl')!});
 			console.log(table([result]));
 			for (const verdict of verdicts(result)) expect.soft(verdict.passed, verdict.name).toBe(true);
 		}, (seconds + 90) * 1000);
