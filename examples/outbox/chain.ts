@@ -86,8 +86,9 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 	};
 
 	const listening = (message: Message) => (typeof message === 'object' && message.type === 'listening' ? message.port : undefined);
+	const alive = (child: ChildProcess | undefined): child is ChildProcess => child !== undefined && child.exitCode === null && child.signalCode === null;
 	const kill = async (child: ChildProcess) => {
-		if (child.exitCode !== null || child.signalCode !== null) return;
+		if (!alive(child)) return;
 		const exited = new Promise(resolve => child.once('exit', resolve));
 		child.kill('SIGKILL');
 		await exited;
@@ -107,7 +108,6 @@ export async function startChain({databaseUrl, sink: sinkEnv = {}, web: webEnv =
 	// `keepWorker`, one that exits is started again, as a supervisor would.
 	let worker: ChildProcess | undefined;
 	let starting: Promise<ChildProcess> | undefined;
-	const alive = (child: ChildProcess | undefined): child is ChildProcess => child !== undefined && child.exitCode === null && child.signalCode === null;
 	const ensureWorker = async (): Promise<ChildProcess> => {
 		if (alive(worker)) return worker;
 		starting ??= start('./worker.ts', {SMTP_PORT: smtpPort, ...workerEnv}, message => (message === 'ready' ? true : undefined), keepWorker ? Number.POSITIVE_INFINITY : 60).then(({child}) => {
